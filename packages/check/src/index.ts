@@ -1,0 +1,6 @@
+/**
+ * @netsim/check — Property testing of controllers on top of @netsim/sim.
+ *
+ * @packageDocumentation
+ */
+export {};

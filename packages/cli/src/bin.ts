@@ -1,0 +1,13 @@
+#!/usr/bin/env node
+/**
+ * `netsim` — the command line. Each subcommand lives in `commands/` and registers itself here.
+ */
+import { Command } from 'commander';
+
+const program = new Command();
+program
+  .name('netsim')
+  .description('Deterministic network simulator for Kubernetes node-networking controllers')
+  .version('0.1.0');
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,6 @@
+/**
+ * @netsim/controllers — Reference controllers (NodePortLocal, masquerade manager, NodePort proxy) in faulty and fixed variants.
+ *
+ * @packageDocumentation
+ */
+export {};

@@ -1,0 +1,61 @@
+/**
+ * @netsim/netfilter — iptables rules as data: tables, chains, matches and targets; the
+ * `iptables-save`/`iptables-restore` text; `iptables` argv semantics; chain evaluation.
+ *
+ * @packageDocumentation
+ */
+export type {
+  AddrMatch,
+  AddrType,
+  AddrTypeSel,
+  Chain,
+  Cidr,
+  Counters,
+  CtState,
+  Hook,
+  IfaceMatch,
+  IpSet,
+  Ipv4,
+  Match,
+  MatchKind,
+  NatRange,
+  Negatable,
+  Policy,
+  PortMatch,
+  PortRange,
+  ProtoMatch,
+  RejectWith,
+  Rule,
+  Ruleset,
+  Table,
+  TableName,
+  Target,
+  TargetKind,
+  TcpFlag,
+  TcpFlagsMatch,
+} from './types.ts';
+export { BUILTIN_CHAINS, HOOKS, TABLE_NAMES } from './types.ts';
+export type {
+  ConntrackView,
+  EvalContext,
+  EvalResult,
+  EvalState,
+  EvalTraceEntry,
+  NatRequest,
+  Packet,
+  RuleOutcome,
+  UnknownPolicy,
+  Verdict,
+} from './evalTypes.ts';
+export {
+  cidr,
+  cidrContains,
+  formatCidr,
+  formatIpv4,
+  ipv4,
+  parseCidr,
+  parseIpv4,
+  prefixMask,
+  tryParseCidr,
+  tryParseIpv4,
+} from './ip.ts';

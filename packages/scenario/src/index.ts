@@ -1,0 +1,6 @@
+/**
+ * @netsim/scenario — YAML scenario format, validation and replay.
+ *
+ * @packageDocumentation
+ */
+export {};

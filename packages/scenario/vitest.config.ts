@@ -1,0 +1,9 @@
+import { defineProject } from 'vitest/config';
+
+export default defineProject({
+  test: {
+    name: '@netsim/scenario',
+    include: ['test/**/*.test.ts'],
+    passWithNoTests: true,
+  },
+});

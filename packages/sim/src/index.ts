@@ -1,0 +1,6 @@
+/**
+ * @netsim/sim — Deterministic simulation engine: seeded scheduler, virtual clock, controllers, invariants, trace.
+ *
+ * @packageDocumentation
+ */
+export {};
