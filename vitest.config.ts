@@ -5,6 +5,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     projects: ['packages/*'],
+    passWithNoTests: true,
     reporters: ['default', ['json', { outputFile: '.reports/vitest.json' }]],
   },
 });

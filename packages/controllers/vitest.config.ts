@@ -4,6 +4,5 @@ export default defineProject({
   test: {
     name: '@netsim/controllers',
     include: ['test/**/*.test.ts'],
-    passWithNoTests: true,
   },
 });

@@ -4,6 +4,5 @@ export default defineProject({
   test: {
     name: '@netsim/kernel',
     include: ['test/**/*.test.ts'],
-    passWithNoTests: true,
   },
 });

@@ -4,6 +4,5 @@ export default defineProject({
   test: {
     name: '@netsim/kube',
     include: ['test/**/*.test.ts'],
-    passWithNoTests: true,
   },
 });

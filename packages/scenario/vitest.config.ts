@@ -4,6 +4,5 @@ export default defineProject({
   test: {
     name: '@netsim/scenario',
     include: ['test/**/*.test.ts'],
-    passWithNoTests: true,
   },
 });
