@@ -59,3 +59,5 @@ export {
   tryParseCidr,
   tryParseIpv4,
 } from './ip.ts';
+export { emptyRuleset, emptyTable, isBuiltinChain, isTableName } from './ruleset.ts';
+export { NetfilterError, isNetfilterError, type NetfilterErrorCode, type SourceLocation } from './errors.ts';
