@@ -132,12 +132,18 @@ export type RunOutcome = (
 
 type TaskState = 'running' | 'done' | 'failed' | 'killed';
 
+/** Liveness of an owner (an agent process): once dead, none of its tasks runs again. */
+interface OwnerRecord {
+  dead: boolean;
+}
+
 /** A unit of controller code: a start routine, a handler invocation, a worker loop, a timer callback. */
 export class Task {
   readonly id: number;
   readonly owner: string;
   readonly name: string;
-  state: TaskState = 'running';
+  readonly #ownerRec: OwnerRecord;
+  #state: TaskState = 'running';
   /**
    * Set when the task is known to be parked (awaiting a pending world call) or finished. A `done`
    * task (its root function returned) may still have world calls in flight and `.then` chains on them.
@@ -146,10 +152,26 @@ export class Task {
   /** Pending world calls whose promise someone is waiting on. */
   subscribed = 0;
 
-  constructor(id: number, owner: string, name: string) {
+  /** @internal */
+  constructor(id: number, owner: string, name: string, ownerRec: OwnerRecord) {
     this.id = id;
     this.owner = owner;
     this.name = name;
+    this.#ownerRec = ownerRec;
+  }
+
+  /** `running` until its root function returns (`done`), throws (`failed`) or its process dies (`killed`). */
+  get state(): TaskState {
+    return this.#ownerRec.dead && this.#state !== 'failed' ? 'killed' : this.#state;
+  }
+
+  set state(s: TaskState) {
+    this.#state = s;
+  }
+
+  /** No more of its code may run: killed or failed. */
+  get inactive(): boolean {
+    return this.#ownerRec.dead || this.#state === 'killed' || this.#state === 'failed';
   }
 
   get label(): string {
@@ -224,6 +246,7 @@ export class Engine {
   #running = false;
   #stop: RunOutcome | null = null;
   #ownerCounts = new Map<string, number>();
+  readonly #owners = new Map<string, OwnerRecord>();
 
   constructor(opts: EngineOptions) {
     if (!Number.isSafeInteger(opts.seed)) {
@@ -318,7 +341,9 @@ export class Engine {
       run,
       cancelled: false,
     };
-    this.#queue.push(step);
+    // A dead process schedules nothing: the step is born cancelled.
+    if (step.owner !== null && this.#owners.get(step.owner)?.dead === true) step.cancelled = true;
+    else this.#queue.push(step);
     return step;
   }
 
@@ -356,7 +381,7 @@ export class Engine {
 
   /** Create a task record for `owner` (does not run anything). */
   newTask(owner: string, name: string): Task {
-    return new Task(++this.#taskSeq, owner, name);
+    return new Task(++this.#taskSeq, owner, name, this.#ownerRecord(owner));
   }
 
   /**
@@ -365,13 +390,12 @@ export class Engine {
    * A throw or rejection becomes a finding.
    */
   activate(task: Task, fn: () => unknown): void {
+    if (task.inactive) return;
     assert(task.state === 'running', `activate on a ${task.state} task ${task.label}`);
     if (this.#toSettle.length > 0) {
       // Exactly one task runs per step, so that every effect is attributable to one task: a
       // second activation in the same step becomes its own step at the same instant.
-      this.after(0, { kind: 'task', label: `run ${task.label}`, owner: task.owner }, () => {
-        if (task.state === 'running') this.activate(task, fn);
-      });
+      this.after(0, { kind: 'task', label: `run ${task.label}`, owner: task.owner }, () => this.activate(task, fn));
       return;
     }
     this.#current = task;
@@ -407,9 +431,7 @@ export class Engine {
    */
   spawn(owner: string, name: string, delayMs: number, fn: () => unknown): Task {
     const task = this.newTask(owner, name);
-    this.after(delayMs, { kind: 'task', label: `start ${task.label}`, owner }, () => {
-      if (task.state === 'running') this.activate(task, fn);
-    });
+    this.after(delayMs, { kind: 'task', label: `start ${task.label}`, owner }, () => this.activate(task, fn));
     return task;
   }
 
@@ -418,14 +440,43 @@ export class Engine {
    * runs `effect` and settles the returned promise with its value or error.
    */
   call<T>(spec: { readonly kind: string; readonly label: string; readonly delayMs?: number }, effect: () => T): Promise<T> {
+    const c = this.#newCall<T>(spec.label);
+    this.after(spec.delayMs ?? 0, { kind: spec.kind, label: spec.label, owner: c.task.owner }, () => c.complete(effect));
+    return c.promise;
+  }
+
+  /**
+   * A world call that completes only when `wake` is called, from any later step (a workqueue
+   * item arriving, SIGTERM). Resuming the task is then its own step. `wake` after the first
+   * call does nothing.
+   */
+  park<T>(spec: { readonly kind: string; readonly label: string }): { readonly promise: Promise<T>; wake(value: T): void; fail(error: unknown): void } {
+    const c = this.#newCall<T>(spec.label);
+    let woken = false;
+    const schedule = (effect: () => T): void => {
+      if (woken || c.task.inactive) return;
+      woken = true;
+      this.after(0, { kind: spec.kind, label: spec.label, owner: c.task.owner }, () => c.complete(effect));
+    };
+    return {
+      promise: c.promise,
+      wake: (value: T) => schedule(() => value),
+      fail: (error: unknown) =>
+        schedule(() => {
+          throw error;
+        }),
+    };
+  }
+
+  #newCall<T>(label: string): { readonly task: Task; readonly promise: Promise<T>; complete(effect: () => T): void } {
     const task = this.#current;
-    if (task === null || task.state === 'killed' || task.state === 'failed') {
+    if (task === null || task.inactive) {
       throw new SimError(
         'no-current-task',
-        `world call "${spec.label}" made outside a controller task: world calls are made by controller code the simulator runs (start, handlers, workers, timers), not from outside a step`,
+        `world call "${label}" made outside a controller task: world calls are made by controller code the simulator runs (start, handlers, workers, timers), not from outside a step`,
       );
     }
-    const rec: CallRecord = { task, label: spec.label, subscribed: false, settled: false };
+    const rec: CallRecord = { task, label, subscribed: false, settled: false };
     let resolve!: (v: T) => void;
     let reject!: (e: unknown) => void;
     const p = new WorldPromise<T>((res, rej) => {
@@ -433,17 +484,17 @@ export class Engine {
       reject = rej;
     });
     p.onAwait = () => {
-      if (rec.settled || task.state === 'killed' || task.state === 'failed') return;
+      if (rec.settled || task.inactive) return;
       if (!rec.subscribed) {
         rec.subscribed = true;
         task.subscribed++;
       }
       if (this.#current === task) this.#parked(task);
     };
-    this.after(spec.delayMs ?? 0, { kind: spec.kind, label: spec.label, owner: task.owner }, () => {
+    const complete = (effect: () => T): void => {
       // A task whose root function returned may still have calls in flight (fire-and-forget, or
       // `.then` chains): their effects happen as long as the process lives.
-      if (task.state === 'killed' || task.state === 'failed') return;
+      if (task.inactive) return;
       this.#current = task;
       task.parked = false;
       rec.settled = true;
@@ -457,7 +508,7 @@ export class Engine {
           p.onAwait = undefined;
           void p.then(undefined, () => undefined);
           reject(e);
-          this.#taskFailed(task, e, 'unhandled-rejection', `world call "${spec.label}" failed and nothing awaited it`);
+          this.#taskFailed(task, e, 'unhandled-rejection', `world call "${label}" failed and nothing awaited it`);
           return;
         }
         reject(e);
@@ -466,16 +517,31 @@ export class Engine {
       }
       resolve(value);
       if (rec.subscribed) this.#toSettle.push(task);
-    });
-    return p;
+    };
+    return { task, promise: p, complete };
   }
 
-  /** End every task of `owner` without running any more of its code (the process died). */
-  killTasks(owner: string, tasks: Iterable<Task>): void {
-    for (const t of tasks) {
-      if (t.owner === owner && t.state === 'running') t.state = 'killed';
-    }
+  /**
+   * The process `owner` died: none of its tasks runs again, its pending steps are dropped and
+   * steps it would schedule later are ignored.
+   */
+  killOwner(owner: string): void {
+    this.#ownerRecord(owner).dead = true;
     this.cancelOwned(owner);
+  }
+
+  /** Whether `owner` was killed. */
+  isDead(owner: string): boolean {
+    return this.#owners.get(owner)?.dead ?? false;
+  }
+
+  #ownerRecord(owner: string): OwnerRecord {
+    let r = this.#owners.get(owner);
+    if (r === undefined) {
+      r = { dead: false };
+      this.#owners.set(owner, r);
+    }
+    return r;
   }
 
   #parked(task: Task): void {
@@ -502,7 +568,7 @@ export class Engine {
 
   /** Wait until `task` is parked or finished; 'macrotask' means it did neither. */
   #waitParked(task: Task): Promise<'signal' | 'macrotask'> {
-    if (task.parked || task.state === 'killed' || task.state === 'failed') return Promise.resolve('signal');
+    if (task.parked || task.inactive) return Promise.resolve('signal');
     return new Promise((resolve) => {
       this.#waitingOn = task;
       // tidy-allow: the one allowed macrotask: a task that neither parks nor ends before it fires awaited something outside the simulation.

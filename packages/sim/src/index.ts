@@ -24,3 +24,17 @@ export {
   type Violation,
 } from './engine.ts';
 export { TRACE_FORMAT_VERSION, TraceRecorder, parseJsonLines, toJsonLines, type TraceEvent } from './trace.ts';
+export {
+  Agent,
+  type AgentOptions,
+  type AgentState,
+  type ContextFactory,
+  type Controller,
+  type ControllerInstance,
+  type ExitReason,
+  type LogLevel,
+  type Logger,
+  type ProcessContext,
+  type ProcessHandle,
+  type Ticker,
+} from './agent.ts';

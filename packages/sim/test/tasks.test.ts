@@ -185,7 +185,7 @@ describe('Engine: deterministic async tasks', () => {
       await op(engine, log, 'two', 5);
       log.push('resumed after two');
     });
-    engine.after(7, { kind: 'fault', label: 'crash' }, () => engine.killTasks('n/agent', [t]));
+    engine.after(7, { kind: 'fault', label: 'crash' }, () => engine.killOwner('n/agent'));
     expect((await engine.run()).status).toBe('ok');
     expect(log).toEqual(['one']);
     expect(t.state).toBe('killed');
