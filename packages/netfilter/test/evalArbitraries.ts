@@ -43,7 +43,7 @@ function l4Match(proto: number): fc.Arbitrary<Match> {
 
 const otherMatch: fc.Arbitrary<Match> = fc.oneof(
   fc.constant<Match>({ kind: 'comment', comment: 'c' }),
-  fc.record({ value: fc.constantFrom(0, 1, 0x4000), negate: fc.boolean() }).map(({ value, negate }) => ({ kind: 'mark', value, mask: 0xffff, negate })),
+  fc.record({ value: fc.constantFrom(0, 1, 0x4000), negate: fc.boolean() }).map<Match>(({ value, negate }) => ({ kind: 'mark', value, mask: 0xffff, negate })),
   fc.constantFrom<Match>(
     { kind: 'conntrack', ctstate: { states: ['NEW'], negate: false } },
     { kind: 'conntrack', ctstate: { states: ['ESTABLISHED', 'RELATED'], negate: false } },
