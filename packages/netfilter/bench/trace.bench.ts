@@ -3,7 +3,8 @@
  *
  * Run with `pnpm bench trace`. Measures, never asserts. For each size: the cold compile time, then
  * the time per packet of `evaluateHook(PREROUTING)` (raw, mangle, nat) for ClusterIP hits, NodePort
- * hits and misses, with the full trace and with `trace: false`, plus nat POSTROUTING. Packets are
+ * hits and misses, with the full trace and with `trace: false`, plus nat POSTROUTING; and one
+ * packet over and over, which shows the cost of the walk itself without cache misses. Packets are
  * evaluated in batches of 1000; the report gives the median and the 99th percentile of the
  * per-packet time over the batches.
  */
@@ -61,9 +62,9 @@ interface Stat {
   traceLen: number;
 }
 
-function measure(rs: Ruleset, hook: Hook, packets: readonly Packet[], opts: HookEvalOptions, batches: number): Stat {
+function measure(rs: Ruleset, hook: Hook, packets: readonly Packet[], opts: HookEvalOptions & { linear?: boolean }, batches: number): Stat {
   const ctx = ctxFor();
-  const compiled = compile(rs);
+  const compiled = compile(rs, { index: opts.linear !== true });
   const batch = 1000;
   // Warm-up: let the JIT settle on this path.
   let sink = 0;
@@ -115,15 +116,17 @@ for (const services of [1000, 10_000]) {
   const nodePort = pick(shape.services.filter((s) => s.nodePort !== 0), 4096, 2).map((s) => packet(NODE_IP, s.nodePort));
   const miss = Array.from({ length: 4096 }, (_, i) => packet(0xc6130000 + i, 9999));
   const post = pick(shape.services, 4096, 3).map((s) => ({ ...packet(s.endpoints[0] as number, s.targetPort), mark: 0x4000, inIface: null, outIface: 'eth0' }));
-  const cases: [string, Hook, readonly Packet[], HookEvalOptions][] = [
+  const cases: [string, Hook, readonly Packet[], HookEvalOptions & { linear?: boolean }][] = [
+    ['PREROUTING ClusterIP hit, one service (cache-hot)', 'PREROUTING', clusterIp.slice(0, 1), {}],
     ['PREROUTING ClusterIP hit, full trace', 'PREROUTING', clusterIp, {}],
     ['PREROUTING ClusterIP hit, trace off', 'PREROUTING', clusterIp, { trace: false }],
     ['PREROUTING NodePort hit, full trace', 'PREROUTING', nodePort, {}],
     ['PREROUTING no service, full trace', 'PREROUTING', miss, {}],
+    ['PREROUTING ClusterIP hit, linear scan (index off), trace off', 'PREROUTING', clusterIp, { linear: true, trace: false }],
     ['POSTROUTING masquerade, full trace', 'POSTROUTING', post, {}],
   ];
   for (const [name, hook, packets, opts] of cases) {
-    const s = measure(rs, hook, packets, opts, 200);
+    const s = measure(rs, hook, packets, opts, opts.linear === true ? 20 : 200);
     const line = `| ${services} | ${name} | ${fmt(s.medianNs)} | ${fmt(s.p99Ns)} | ${s.traceLen} |`;
     console.log(line);
     rows.push(line);
