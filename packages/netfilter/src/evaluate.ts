@@ -283,7 +283,7 @@ function walkTable(ct: CompiledTable, hook: Hook, w: Walk, trace: EvalTraceEntry
           const target = r.target;
           if (target === null || level >= MAX_CHAIN_LEVEL) {
             const what = target === null ? `jump to ${r.targetName}: no such chain` : nestingWhat(r);
-            if (trace !== null) trace.push({ kind: 'rule', table: chain.table, chain: chain.name, index: r.index, outcome: 'match', unknown: what });
+            if (trace !== null && res === MATCH) trace.push({ kind: 'rule', table: chain.table, chain: chain.name, index: r.index, outcome: 'match', unknown: what });
             return unknownVerdict(r, chain, what);
           }
           if (r.op === T_JUMP) {
@@ -300,7 +300,8 @@ function walkTable(ct: CompiledTable, hook: Hook, w: Walk, trace: EvalTraceEntry
           break;
         }
         case T_UNKNOWN:
-          if (trace !== null) trace.push({ kind: 'rule', table: chain.table, chain: chain.name, index: r.index, outcome: 'match', unknown: r.unknownTarget });
+          // (After an assumed match the rule's entry is already there; the verdict names the target.)
+          if (trace !== null && res === MATCH) trace.push({ kind: 'rule', table: chain.table, chain: chain.name, index: r.index, outcome: 'match', unknown: r.unknownTarget });
           return unknownVerdict(r, chain, r.unknownTarget);
         default:
           throw new Error(`netfilter evaluate: unhandled target opcode ${r.op}`);

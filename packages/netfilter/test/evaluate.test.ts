@@ -420,3 +420,14 @@ describe('evaluateHook', () => {
     expect(traceLines(r)).toContain('filter:OUTPUT:1:match');
   });
 });
+
+describe('evaluateTable: one trace entry per rule considered', () => {
+  it('should record an assumed-match rule with an unknown target once, and name the target in the verdict', () => {
+    const rs = ruleset({
+      filter: { INPUT: [rule({ m: [{ kind: 'unknown', module: 'limit', args: ['--limit', '1/s'] }], j: { kind: 'unknown', name: 'AUDIT', args: [] } })] },
+    });
+    const r = evaluateTable(rs, 'filter', 'INPUT', pkt(), ctx(), { unknown: 'assume-match' });
+    expect(traceLines(r)).toEqual(['filter:INPUT:1:unknown(limit)->match']);
+    expect(r.verdict.kind === 'unknown' && r.verdict.reason).toBe('filter INPUT rule 1: cannot evaluate target AUDIT');
+  });
+});
