@@ -72,3 +72,29 @@ export {
 } from './apiServer.ts';
 export type { WatchEvent, WatchEventType, WatchHandle } from './watch.ts';
 export { TraceRecorder, formatTraceEvent, type KubeTraceEvent, type KubeTraceSink, type KubeTraceType, type TraceValue } from './trace.ts';
+export {
+  deletedObject,
+  describeDelta,
+  isTombstone,
+  tombstone,
+  type DeleteArg,
+  type DeletedFinalStateUnknown,
+  type Delta,
+  type DeltaType,
+  type InformerQueue,
+  type KnownObjects,
+  type PopResult,
+  type QueueMode,
+} from './fifo.ts';
+export { DeltaFifo } from './deltaFifo.ts';
+export { RealFifo } from './realFifo.ts';
+export { BackoffManager, type BackoffOptions } from './backoff.ts';
+export type { WatchTimeoutOptions } from './reflector.ts';
+export {
+  Informer,
+  type HandlerOptions,
+  type HandlerRegistration,
+  type InformerOptions,
+  type Lister,
+  type ResourceEventHandler,
+} from './informer.ts';
