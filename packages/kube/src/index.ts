@@ -98,3 +98,12 @@ export {
   type Lister,
   type ResourceEventHandler,
 } from './informer.ts';
+export {
+  BucketRateLimiter,
+  ItemExponentialFailureRateLimiter,
+  ItemFastSlowRateLimiter,
+  MaxOfRateLimiter,
+  defaultControllerRateLimiter,
+  type RateLimiter,
+} from './rateLimiter.ts';
+export { WorkQueue, type WorkQueueOptions, type WorkQueueSignal } from './workqueue.ts';
