@@ -107,3 +107,12 @@ export {
   type RateLimiter,
 } from './rateLimiter.ts';
 export { WorkQueue, type WorkQueueOptions, type WorkQueueSignal } from './workqueue.ts';
+export { NodeIpam, type IpamPolicy } from './ipam.ts';
+export { Kubelet, type KubeletOptions } from './kubelet.ts';
+export {
+  EndpointSliceController,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  SERVICE_NAME_LABEL,
+  type EndpointSliceControllerOptions,
+} from './endpointSlices.ts';
