@@ -17,7 +17,7 @@
 import type { ApiServer, Change } from './apiServer.ts';
 import { isKubeError } from './errors.ts';
 import { deepEqual } from './json.ts';
-import { isPodReady, keyOf, splitKey, type Endpoint, type EndpointPort, type EndpointSlice, type Pod, type Service } from './objects.ts';
+import { isPodReady, keyOf, splitKey, type Endpoint, type EndpointPort, type Pod, type Service } from './objects.ts';
 import type { RandomSource, Scheduler } from './runtime.ts';
 
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
