@@ -3,4 +3,38 @@
  *
  * @packageDocumentation
  */
-export {};
+export { SimError, isSimError, type SimErrorCode } from './errors.ts';
+export type { JsonObject, JsonValue } from './json.ts';
+export { Prng, deriveStreams, STREAM_NAMES, type RandomSource, type StreamName } from './prng.ts';
+export { SeededIds, type IdSource } from './ids.ts';
+export {
+  DEFAULT_BOUNDS,
+  Engine,
+  Task,
+  type BoundName,
+  type Bounds,
+  type EngineOptions,
+  type Finding,
+  type FindingKind,
+  type InvariantResult,
+  type RunOutcome,
+  type ScheduleOptions,
+  type StepHandle,
+  type StepSpec,
+  type Violation,
+} from './engine.ts';
+export { TRACE_FORMAT_VERSION, TraceRecorder, parseJsonLines, toJsonLines, type TraceEvent } from './trace.ts';
+export {
+  Agent,
+  type AgentOptions,
+  type AgentState,
+  type ContextFactory,
+  type Controller,
+  type ControllerInstance,
+  type ExitReason,
+  type LogLevel,
+  type Logger,
+  type ProcessContext,
+  type ProcessHandle,
+  type Ticker,
+} from './agent.ts';

@@ -1,0 +1,341 @@
+/**
+ * Agents: a controller running as a process on a node, with the lifecycle of a real DaemonSet
+ * Pod. A process has an incarnation number; everything it keeps in memory (caches, informers,
+ * workqueues) lives in the controller instance created for that incarnation, so a crash or
+ * restart loses it, while the node's kernel state (rules, conntrack) stays.
+ *
+ * - start: a new incarnation; the controller's `start` runs as a task.
+ * - graceful stop (SIGTERM): `ctx.stopping` turns true, `ctx.done()` resolves, the controller's
+ *   `stop` runs; the process exits when `stop` returns, or is killed when the grace period ends.
+ * - crash: the process dies at an interleaving point (between two steps): no more of its code runs,
+ *   its pending world calls are dropped.
+ * - restart: a fresh incarnation after a delay, as kubelet or the DaemonSet controller would.
+ */
+import { SimError } from './errors.ts';
+import type { Engine, Task } from './engine.ts';
+import type { JsonObject } from './json.ts';
+
+/** Log levels of the controller logger. */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/** A structured logger whose lines land in the trace as `agent.log` events. */
+export interface Logger {
+  debug(msg: string, fields?: JsonObject): void;
+  info(msg: string, fields?: JsonObject): void;
+  warn(msg: string, fields?: JsonObject): void;
+  error(msg: string, fields?: JsonObject): void;
+}
+
+/** A periodic loop started with {@link ProcessContext.every}. */
+export interface Ticker {
+  /** Stop after the current run (if any). */
+  stop(): void;
+}
+
+/**
+ * What every controller process gets from the engine itself: identity, time, concurrency and
+ * logging. The world adds the kube client, informers, workqueues and the `iptables` handle
+ * (see `ControllerContext`).
+ */
+export interface ProcessContext {
+  /** The node this process runs on. */
+  readonly node: string;
+  /** `node/controller`, the agent's stable name. */
+  readonly agent: string;
+  /** 1 for the first start, then 2, 3, … after each restart. */
+  readonly incarnation: number;
+  readonly log: Logger;
+  /** Simulated time in milliseconds. */
+  now(): number;
+  /** Resolve after `ms` of simulated time (an interleaving point even for 0). */
+  sleep(ms: number): Promise<void>;
+  /** Start `fn` as a concurrent task of this process (Go's `go f()`), at the next step. */
+  go(name: string, fn: () => unknown): void;
+  /** Run `fn` after `delayMs`, as its own task. */
+  after(delayMs: number, name: string, fn: () => unknown): void;
+  /**
+   * Run `fn` now and then every `periodMs` after each run finishes (client-go's `wait.Until`):
+   * runs never overlap, and the loop ends when the process is stopping or `stop()` is called.
+   */
+  every(periodMs: number, name: string, fn: () => unknown, opts?: { readonly firstDelayMs?: number }): Ticker;
+  /** True once SIGTERM was delivered. */
+  readonly stopping: boolean;
+  /** Resolves when SIGTERM is delivered (Go's `<-ctx.Done()`). */
+  done(): Promise<void>;
+  /** Yield to the engine (an interleaving point), like `runtime.Gosched()`. */
+  yield(): Promise<void>;
+}
+
+/** One process of a controller: created fresh at every (re)start. */
+export interface ControllerInstance {
+  /** Start-up; may be async and may return while goroutines (`ctx.go`) keep running. */
+  start(): unknown;
+  /** The SIGTERM handler. The process exits when it returns (or at the end of the grace period). */
+  stop?(): unknown;
+}
+
+/**
+ * A controller: a name and a factory for its processes. Everything an instance keeps in memory
+ * is lost when its process dies; state that must survive lives in the world (rules, annotations).
+ *
+ * @example
+ * ```ts
+ * const ticker: Controller<ProcessContext> = {
+ *   name: 'ticker',
+ *   create: (ctx) => ({
+ *     start: () => { ctx.every(1000, 'tick', () => ctx.log.info('tick')); },
+ *   }),
+ * };
+ * ```
+ */
+export interface Controller<C extends ProcessContext = ProcessContext> {
+  readonly name: string;
+  create(ctx: C): ControllerInstance;
+}
+
+export type AgentState = 'down' | 'running' | 'terminating';
+
+/** Why a process ended. */
+export type ExitReason = 'stopped' | 'killed' | 'crashed' | 'failed';
+
+export interface AgentOptions {
+  /** Delay between a process exit and the next start when restarting (default 1000 ms). */
+  readonly restartDelayMs?: number;
+  /** Grace period between SIGTERM and SIGKILL (default 30,000 ms, Kubernetes' default). */
+  readonly graceMs?: number;
+}
+
+/** A process handle the world uses to build per-process services. */
+export interface ProcessHandle {
+  readonly agent: Agent;
+  readonly incarnation: number;
+  /** The engine owner key of this process's steps. */
+  readonly owner: string;
+  alive(): boolean;
+  /** Run `fn` when the process exits (stop informers, release sockets). */
+  onExit(fn: (reason: ExitReason) => void): void;
+}
+
+/**
+ * Builds the context a controller sees from the process context; the world adds its services
+ * here. The default adds nothing.
+ */
+export type ContextFactory<C extends ProcessContext> = (base: ProcessContext, proc: ProcessHandle) => C;
+
+class Process implements ProcessHandle {
+  readonly agent: Agent;
+  readonly incarnation: number;
+  readonly owner: string;
+  readonly exitHooks: ((reason: ExitReason) => void)[] = [];
+  readonly doneWaiters: (() => void)[] = [];
+  live = true;
+  stopping = false;
+  instance: ControllerInstance | null = null;
+  graceTimer: { readonly seq: number; readonly timeMs: number } | null = null;
+
+  constructor(agent: Agent, incarnation: number) {
+    this.agent = agent;
+    this.incarnation = incarnation;
+    this.owner = `${agent.name}#${incarnation}`;
+  }
+
+  alive(): boolean {
+    return this.live;
+  }
+
+  onExit(fn: (reason: ExitReason) => void): void {
+    this.exitHooks.push(fn);
+  }
+}
+
+/**
+ * One controller on one node, across restarts.
+ */
+export class Agent<C extends ProcessContext = ProcessContext> {
+  readonly name: string;
+  readonly node: string;
+  readonly controller: Controller<C>;
+  readonly restartDelayMs: number;
+  readonly graceMs: number;
+  readonly #engine: Engine;
+  readonly #makeContext: ContextFactory<C>;
+  #proc: Process | null = null;
+  #incarnations = 0;
+  #restartPending = false;
+
+  constructor(engine: Engine, node: string, controller: Controller<C>, makeContext: ContextFactory<C>, opts: AgentOptions = {}) {
+    this.#engine = engine;
+    this.node = node;
+    this.controller = controller;
+    this.name = `${node}/${controller.name}`;
+    this.#makeContext = makeContext;
+    this.restartDelayMs = opts.restartDelayMs ?? 1000;
+    this.graceMs = opts.graceMs ?? 30_000;
+    for (const [k, v] of [
+      ['restartDelayMs', this.restartDelayMs],
+      ['graceMs', this.graceMs],
+    ] as const) {
+      if (!Number.isSafeInteger(v) || v < 0) throw new SimError('invalid-argument', `agent ${this.name}: ${k} must be a non-negative integer, got ${String(v)}`);
+    }
+  }
+
+  get state(): AgentState {
+    if (this.#proc === null) return 'down';
+    return this.#proc.stopping ? 'terminating' : 'running';
+  }
+
+  /** The current incarnation (0 before the first start). */
+  get incarnation(): number {
+    return this.#incarnations;
+  }
+
+  /** The owner key of the live process's steps, or null when down. */
+  get owner(): string | null {
+    return this.#proc?.owner ?? null;
+  }
+
+  /** Start a new process now (inside a step). No effect if one is running. */
+  start(): void {
+    if (this.#proc !== null) return;
+    this.#restartPending = false;
+    const proc = new Process(this, ++this.#incarnations);
+    this.#proc = proc;
+    const engine = this.#engine;
+    engine.emit('agent.start', { agent: this.name, incarnation: proc.incarnation });
+    const base = this.#baseContext(proc);
+    const ctx = this.#makeContext(base, proc);
+    const task = engine.newTask(proc.owner, 'start');
+    engine.activate(task, () => {
+      proc.instance = this.controller.create(ctx);
+      return proc.instance.start();
+    });
+  }
+
+  /**
+   * Deliver SIGTERM now: run the controller's `stop`, then exit; kill after `graceMs`.
+   * With `restart`, a new process starts `restartDelayMs` after the exit.
+   */
+  sigterm(opts: { readonly graceMs?: number; readonly restart?: boolean; readonly restartDelayMs?: number } = {}): void {
+    const proc = this.#proc;
+    if (proc === null || proc.stopping) return;
+    const engine = this.#engine;
+    const graceMs = opts.graceMs ?? this.graceMs;
+    proc.stopping = true;
+    engine.emit('agent.sigterm', { agent: this.name, incarnation: proc.incarnation, graceMs });
+    if (opts.restart === true) this.#restartPending = true;
+    const restartDelayMs = opts.restartDelayMs ?? this.restartDelayMs;
+    for (const w of proc.doneWaiters.splice(0)) w();
+    proc.graceTimer = engine.after(graceMs, { kind: 'lifecycle', label: `${this.name} grace period over: SIGKILL` }, () => {
+      if (this.#proc === proc) this.#exit(proc, 'killed', restartDelayMs);
+    });
+    const instance = proc.instance;
+    if (instance?.stop === undefined) {
+      this.#exit(proc, 'stopped', restartDelayMs);
+      return;
+    }
+    const task = engine.newTask(proc.owner, 'sigterm');
+    engine.activate(task, async () => {
+      await instance.stop?.();
+      // The handler returned: main() returns and the process exits. Exiting is its own step so
+      // that the handler's last world call and the exit are separate, as in real life.
+      engine.after(0, { kind: 'lifecycle', label: `${this.name} exits after SIGTERM` }, () => {
+        if (this.#proc === proc) this.#exit(proc, 'stopped', restartDelayMs);
+      });
+    });
+  }
+
+  /** Kill the process now (SIGKILL, OOM, panic): no more of its code runs. Kernel state is kept. */
+  crash(opts: { readonly restart?: boolean; readonly restartDelayMs?: number; readonly reason?: string } = {}): void {
+    const proc = this.#proc;
+    if (proc === null) return;
+    if (opts.restart === true) this.#restartPending = true;
+    this.#engine.emit('agent.crash', { agent: this.name, incarnation: proc.incarnation, ...(opts.reason !== undefined ? { reason: opts.reason } : {}) });
+    this.#exit(proc, 'crashed', opts.restartDelayMs ?? this.restartDelayMs);
+  }
+
+  /** The process failed on its own (a controller error under the "crash" policy). Restarts like kubelet would. */
+  fail(reason: string): void {
+    const proc = this.#proc;
+    if (proc === null) return;
+    this.#restartPending = true;
+    this.#engine.emit('agent.crash', { agent: this.name, incarnation: proc.incarnation, reason });
+    this.#exit(proc, 'failed', this.restartDelayMs);
+  }
+
+  /** Whether `task` belongs to the live process. */
+  owns(task: Task): boolean {
+    return this.#proc !== null && task.owner === this.#proc.owner;
+  }
+
+  #exit(proc: Process, reason: ExitReason, restartDelayMs: number): void {
+    const engine = this.#engine;
+    proc.live = false;
+    this.#proc = null;
+    if (proc.graceTimer !== null) engine.cancel(proc.graceTimer);
+    engine.killOwner(proc.owner);
+    for (const hook of proc.exitHooks) hook(reason);
+    engine.emit('agent.exit', { agent: this.name, incarnation: proc.incarnation, reason });
+    if (this.#restartPending) {
+      this.#restartPending = false;
+      engine.after(restartDelayMs, { kind: 'lifecycle', label: `${this.name} restart` }, () => this.start());
+    }
+  }
+
+  #baseContext(proc: Process): ProcessContext {
+    const engine = this.#engine;
+    const agent = this.name;
+    const spawn = (name: string, delayMs: number, fn: () => unknown): void => {
+      if (!proc.live) return;
+      const task = engine.newTask(proc.owner, name);
+        engine.after(delayMs, { kind: 'task', label: `${agent} ${name}`, owner: proc.owner }, () => {
+        engine.activate(task, fn);
+      });
+    };
+    const log = (level: LogLevel) => (msg: string, fields?: JsonObject) => {
+      engine.emit('agent.log', { agent, level, msg, ...(fields !== undefined ? { fields } : {}) });
+    };
+    const sleep = (ms: number): Promise<void> => {
+      if (!Number.isSafeInteger(ms) || ms < 0) throw new SimError('invalid-argument', `${agent}: sleep(${String(ms)}): the delay must be a non-negative integer of milliseconds`);
+      return engine.call({ kind: 'timer', label: `${agent} sleep ${ms}ms`, delayMs: ms }, () => undefined);
+    };
+    return {
+      node: this.node,
+      agent,
+      incarnation: proc.incarnation,
+      log: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') },
+      now: () => engine.now(),
+      sleep,
+      yield: () => engine.call({ kind: 'timer', label: `${agent} yield` }, () => undefined),
+      go: (name, fn) => spawn(name, 0, fn),
+      after: (delayMs, name, fn) => {
+        if (!Number.isSafeInteger(delayMs) || delayMs < 0) throw new SimError('invalid-argument', `${agent}: after(${String(delayMs)}): the delay must be a non-negative integer`);
+        spawn(name, delayMs, fn);
+      },
+      every: (periodMs, name, fn, opts) => {
+        if (!Number.isSafeInteger(periodMs) || periodMs < 1) throw new SimError('invalid-argument', `${agent}: every(${String(periodMs)}): the period must be a positive integer of milliseconds`);
+        let stopped = false;
+        spawn(name, opts?.firstDelayMs ?? 0, async () => {
+          while (!stopped && !proc.stopping) {
+            await fn();
+            if (stopped || proc.stopping) break;
+            await sleep(periodMs);
+          }
+        });
+        return {
+          stop: () => {
+            stopped = true;
+          },
+        };
+      },
+      get stopping() {
+        return proc.stopping;
+      },
+      done: () => {
+        if (proc.stopping) return engine.call({ kind: 'timer', label: `${agent} SIGTERM already delivered` }, () => undefined);
+        const w = engine.park<undefined>({ kind: 'lifecycle', label: `${agent} wakes on SIGTERM` });
+        proc.doneWaiters.push(() => w.wake(undefined));
+        return w.promise;
+      },
+    };
+  }
+}
