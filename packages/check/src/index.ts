@@ -3,4 +3,15 @@
  *
  * @packageDocumentation
  */
-export {};
+export {
+  checkProperty,
+  describeOutcome,
+  failureSignature,
+  replayScenario,
+  type CheckFailure,
+  type CheckOptions,
+  type CheckResult,
+  type CheckSuccess,
+  type SimReport,
+  type SimulationProperty,
+} from './runner.ts';

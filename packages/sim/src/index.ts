@@ -38,3 +38,28 @@ export {
   type ProcessHandle,
   type Ticker,
 } from './agent.ts';
+export {
+  renderEvent,
+  renderTrace,
+  shortUid,
+  story,
+  type EventRenderer,
+  type RenderLevel,
+  type RenderedLine,
+  type RendererTable,
+} from './render.ts';
+export {
+  IptablesError,
+  createIptablesHandle,
+  isIptablesError,
+  noIptablesFaults,
+  type ExecResult,
+  type IptablesBackend,
+  type IptablesFaultState,
+  type IptablesHandle,
+  type IptablesHandleOptions,
+  type LockWait,
+  type RawResult,
+  type RestoreFlags,
+  type RulesetStore,
+} from './iptables.ts';
