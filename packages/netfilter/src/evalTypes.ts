@@ -3,7 +3,7 @@
  * evaluator and what it gets back. The evaluator is pure apart from the PRNG and the `nth`
  * counters, both owned by the caller through {@link EvalContext}.
  */
-import type { AddrType, CtState, Hook, Ipv4, NatRange, PortRange, RejectWith, TableName } from './types.ts';
+import type { AddrType, CtState, Hook, Ipv4, NatRange, PortRange, RejectWith, Rule, TableName } from './types.ts';
 
 /** A packet as netfilter sees it at a hook. Ports are 0 for protocols without ports. */
 export interface Packet {
@@ -40,10 +40,18 @@ export interface ConntrackView {
   readonly ctmark: number;
 }
 
-/** Per-caller mutable state the evaluator may advance: `statistic --mode nth` counters. */
+/**
+ * Per-caller mutable state the evaluator may advance: `statistic --mode nth` counters.
+ * Make one with `createEvalState()` and keep it for as long as the rules live (one per host).
+ */
 export interface EvalState {
-  /** Keyed by the rule's stable id within a compiled ruleset. */
-  readonly nthCounters: Map<string, number>;
+  /**
+   * Packets seen so far by each `nth` rule, keyed by the {@link Rule} object. The kernel keeps
+   * one counter per rule instance: a rule re-added by a restore starts again from zero, an
+   * untouched rule keeps counting. Immutable updates that keep untouched rules (immer's
+   * structural sharing) give exactly that, and a WeakMap lets replaced rules be collected.
+   */
+  readonly nthCounters: WeakMap<Rule, number>;
 }
 
 export interface EvalContext {
@@ -64,13 +72,23 @@ export interface EvalContext {
   readonly state: EvalState;
 }
 
+/** A rule by position: `index` is 1-based within the chain, as `iptables -L --line-numbers` counts. */
+export interface RuleRef {
+  readonly table: TableName;
+  readonly chain: string;
+  readonly index: number;
+}
+
 /** The verdict of one table's walk (or a whole hook). */
 export type Verdict =
   | { readonly kind: 'ACCEPT' }
   | { readonly kind: 'DROP'; readonly byPolicy: boolean }
   | { readonly kind: 'REJECT'; readonly with: RejectWith }
-  /** A rule could not be decided (unknown match or target): the fate is not known. */
-  | { readonly kind: 'unknown'; readonly reason: string };
+  /**
+   * A rule could not be decided (unknown match or target, jump to a missing chain, chain nesting
+   * the kernel would refuse): the fate is not known. `at` is that rule; `reason` says why in words.
+   */
+  | { readonly kind: 'unknown'; readonly reason: string; readonly at: RuleRef };
 
 /** The NAT a nat-table walk asked for (its terminal target); absent means "no NAT" binding. */
 export type NatRequest =
@@ -99,11 +117,27 @@ export type EvalTraceEntry =
       readonly chain: string;
       readonly index: number;
       readonly outcome: RuleOutcome;
-      /** For `unknown`: which module or target could not be decided. */
+      /**
+       * What could not be decided: for outcome `unknown` the first undecidable match (`recent`,
+       * `tcp --tcp-option`, `set "X" (no such set)`…); for outcome `match` an unknown target
+       * (`target TPROXY`) or a jump that cannot be followed.
+       */
       readonly unknown?: string;
+      /**
+       * For outcome `unknown` under an {@link UnknownPolicy} other than `stop`: how the walk went
+       * on. `match` under `assume-nomatch` never happens; `nomatch` under `assume-match` happens
+       * when a `statistic` match after the unknown one then failed.
+       */
+      readonly assumed?: 'match' | 'nomatch';
     }
+  /**
+   * Rules `from`..`to` (1-based, inclusive) of a chain were passed over by the dispatch index: each
+   * pins `-d`, `-p` and/or `--dport` to a value this packet does not have, so each is `nomatch`
+   * exactly as a linear scan would have recorded it (nothing is drawn or counted for them either).
+   */
+  | { readonly kind: 'skip'; readonly table: TableName; readonly chain: string; readonly from: number; readonly to: number }
   | { readonly kind: 'policy'; readonly table: TableName; readonly chain: Hook; readonly policy: 'ACCEPT' | 'DROP' }
-  /** Fell off the end of a user chain (or RETURN): back to the caller. */
+  /** Left a chain back to its caller: fell off the end of a user chain, or a RETURN rule matched. */
   | { readonly kind: 'return'; readonly table: TableName; readonly chain: string };
 
 export interface EvalResult {
@@ -120,5 +154,43 @@ export interface EvalResult {
   readonly trace: readonly EvalTraceEntry[];
 }
 
-/** How a rule whose known matches all match but which has an unknown match is treated. */
+/**
+ * How a rule whose known matches all match but which has an unknown match is treated: `stop`
+ * ends the walk with an `unknown` verdict naming the rule and module (the default);
+ * `assume-match`/`assume-nomatch` go on as if it had (not) matched. Every case is in the trace.
+ */
 export type UnknownPolicy = 'stop' | 'assume-match' | 'assume-nomatch';
+
+/** Options of `evaluateTable` and `evaluateHook`. */
+export interface EvalOptions {
+  /** Default `stop`. */
+  readonly unknown?: UnknownPolicy;
+  /**
+   * Record the trace (default `true`). With `false` the result's `trace` is empty and the walk
+   * allocates nothing per rule: for callers that only need the verdict.
+   */
+  readonly trace?: boolean;
+}
+
+/** Options of `evaluateHook`. */
+export interface HookEvalOptions extends EvalOptions {
+  /**
+   * Skip the nat table: only a connection's first packet traverses nat chains; later packets
+   * reuse the binding conntrack stored. The nat table is also skipped, whatever this says, for a
+   * packet without a conntrack entry (INVALID, UNTRACKED, or NOTRACK set by the raw table).
+   */
+  readonly skipNat?: boolean;
+  /**
+   * What the raw table sees: it runs before conntrack (priority -300 vs -200), so for a packet
+   * off the wire there is no entry yet and `--ctstate` sees INVALID (the default). A packet
+   * looped back through `lo` still carries the entry its sender's OUTPUT attached.
+   */
+  readonly rawConntrack?: ConntrackView;
+  /**
+   * In OUTPUT the filter table runs after nat: it sees the packet as DNAT rewrote it and the
+   * connection with `--ctstate DNAT`. This maps the packet through the NAT the nat table chose;
+   * the default takes the first address and port of the range, which is exact for the single
+   * address (and port) every common rule gives. The host datapath passes its own NAT mapping.
+   */
+  readonly natRewrite?: (packet: Packet, nat: NatRequest) => Packet;
+}

@@ -38,15 +38,22 @@ export { BUILTIN_CHAINS, HOOKS, TABLE_NAMES } from './types.ts';
 export type {
   ConntrackView,
   EvalContext,
+  EvalOptions,
   EvalResult,
   EvalState,
   EvalTraceEntry,
+  HookEvalOptions,
   NatRequest,
   Packet,
   RuleOutcome,
+  RuleRef,
   UnknownPolicy,
   Verdict,
 } from './evalTypes.ts';
+export { compile, type CompileOptions, type CompiledRuleset } from './compile.ts';
+export { evaluateHook, evaluateTable, HOOK_TABLES, MAX_CHAIN_LEVEL, rewriteToRangeStart } from './evaluate.ts';
+export { createEvalState, probabilityThreshold31, seededRandom31, STATISTIC_SCALE } from './statistic.ts';
+export { ipsetLookup, type IpSetLookup } from './ipset.ts';
 export {
   cidr,
   cidrContains,
