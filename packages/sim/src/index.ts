@@ -63,3 +63,37 @@ export {
   type RestoreFlags,
   type RulesetStore,
 } from './iptables.ts';
+export {
+  annotationsAgreeWithRules,
+  chainNeverEmpty,
+  hasTarget,
+  instantiate,
+  noDuplicateRules,
+  noStaleDnat,
+  probesSucceed,
+  settled,
+  type AnnotationsAgreeOptions,
+  type ChainNeverEmptyOptions,
+  type Invariant,
+  type InvariantSource,
+  type NoDuplicateRulesOptions,
+  type NoStaleDnatOptions,
+  type Problem,
+} from './invariants.ts';
+export { describeDnat, dnatRules, isPodLive, podKey, ruleIdentity, type DnatRule, type IpOwner, type NodeInfo, type ProbeRecord, type WorldView } from './view.ts';
+export {
+  SIM_SCENARIO_FORMAT,
+  validateScenario,
+  type Action,
+  type ActionKind,
+  type ClusterSpec,
+  type NodeSpec,
+  type PodSpec,
+  type PortSpec,
+  type ProbeSpec,
+  type Protocol,
+  type ServicePortSpec,
+  type ServiceSpec,
+  type SimScenario,
+  type TimedAction,
+} from './scenario.ts';
