@@ -15,3 +15,19 @@ export {
   type SimReport,
   type SimulationProperty,
 } from './runner.ts';
+export {
+  IPTABLES_FAULTS,
+  POD_CHURN,
+  RESTARTS,
+  WATCH_FAULTS,
+  actionArbitrary,
+  clusterArbitrary,
+  podArbitrary,
+  scenarioArbitrary,
+  scheduleArbitrary,
+  timelineArbitrary,
+  type ClusterArbitraryOptions,
+  type PodArbitraryOptions,
+  type ScenarioArbitraryOptions,
+  type TimelineArbitraryOptions,
+} from './arbitraries.ts';

@@ -88,6 +88,47 @@ function builtin(e: TraceEvent): RenderedLine | undefined {
       return detail(`${str(e['agent'])}: ${str(e['argv'])}`);
     case 'iptables.lock-wait':
       return storyLine(`${str(e['agent'])}: ${str(e['argv'])} waits for the xtables lock (held until t=${str(e['untilMs'])}ms)`);
+    case 'world.pod.create':
+      return storyLine(`pod ${str(e['pod'])} created on ${str(e['node'])} (ports ${str(e['ports'])})`);
+    case 'world.pod.delete':
+      return storyLine(`pod ${str(e['pod'])} deleted${e['graceSeconds'] !== undefined ? ` (grace ${str(e['graceSeconds'])}s)` : ''}`);
+    case 'world.pod.recreate':
+      return storyLine(`pod ${str(e['pod'])} deleted, to be recreated with the same name in ${str(e['gapMs'])}ms`);
+    case 'world.service.create':
+      return storyLine(`service ${str(e['service'])} created`);
+    case 'world.service.update':
+      return storyLine(`service ${str(e['service'])} updated`);
+    case 'world.service.delete':
+      return storyLine(`service ${str(e['service'])} deleted`);
+    case 'world.action-skipped':
+      return storyLine(`(${str(e['action'])} skipped: ${str(e['reason'])})`);
+    case 'kube.api.write': {
+      const kind = str(e['kind']);
+      const what = `${kind.toLowerCase()} ${str(e['key'])}`;
+      const ev = str(e['event']);
+      if (ev === 'ADDED') return (kind === 'Pod' ? storyLine : detail)(`api: ${what} added (uid ${shortUid(e['uid'])}, rv ${str(e['rv'])})`);
+      if (ev === 'DELETED') return (kind === 'Pod' ? storyLine : detail)(`api: ${what} removed (uid ${shortUid(e['uid'])}, rv ${str(e['rv'])})`);
+      return detail(`api: ${what} ${str(e['verb'])} (rv ${str(e['rv'])})`);
+    }
+    case 'kube.kubelet': {
+      const t = str(e['transition']);
+      const text = `kubelet ${str(e['node'])}: ${str(e['pod'])} (uid ${shortUid(e['uid'])}) ${t}${e['ip'] !== undefined ? ` with IP ${str(e['ip'])}` : ''}`;
+      return t === 'running' || t === 'running+ready' || t === 'terminated' ? storyLine(text) : detail(text);
+    }
+    case 'kube.handler': {
+      const call = str(e['call']);
+      const who = e['informer'] !== undefined ? str(e['informer']) : str(e['handler']);
+      let text = `${who} ${call} ${str(e['key'])}`;
+      if (call === 'onUpdate') text += ` uid ${shortUid(e['oldUid'])}→${shortUid(e['uid'])}`;
+      else text += ` uid ${shortUid(e['uid'])}`;
+      if (e['tombstone'] === true) text += ' (DeletedFinalStateUnknown)';
+      if (e['isInInitialList'] === true) text += ' (initial list)';
+      return storyLine(text);
+    }
+    case 'kube.watch.gap':
+      return storyLine(`watch ${str(e['watch'])} loses events until t=${str(e['untilMs'])}ms`);
+    case 'kube.reflector.list':
+      return Number(e['list'] ?? 1) > 1 ? storyLine(`${str(e['informer'])} relists (${str(e['items'])} items at rv ${str(e['rv'])})`) : detail(`${str(e['informer'])} lists (${str(e['items'])} items at rv ${str(e['rv'])})`);
     default:
       return undefined;
   }

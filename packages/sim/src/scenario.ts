@@ -64,6 +64,11 @@ export interface ClusterSpec {
   readonly pods?: readonly PodSpec[];
   /** Prefix length of each node's Pod CIDR (default 24). Small CIDRs make Pod IP reuse likely. */
   readonly nodeCidrMaskSize?: number;
+  /**
+   * How kubelets pick Pod IPs: `round-robin` (CNI host-local, the default) or `lowest-free`
+   * (a freed IP comes back at once: IP reuse).
+   */
+  readonly ipamPolicy?: 'round-robin' | 'lowest-free';
 }
 
 /** Everything that can happen on a timeline: Kubernetes changes, faults and lifecycle events. */
