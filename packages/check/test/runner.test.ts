@@ -1,50 +1,7 @@
-import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Engine } from '@netsim/sim';
-import { checkProperty, describeOutcome, failureSignature, type SimReport, type SimulationProperty } from '../src/index.ts';
-
-interface CounterScenario {
-  readonly seed: number;
-  readonly increments: readonly { readonly atMs: number; readonly by: 'A' | 'B' }[];
-}
-
-/**
- * A toy system with a lost-update race: each increment reads, then writes back read+1, two world
- * calls apart. Two increments in flight together lose one.
- */
-async function runCounter(s: CounterScenario, opts: { readonly trace: boolean }): Promise<SimReport> {
-  const engine = new Engine({ seed: s.seed, trace: opts.trace });
-  let counter = 0;
-  let done = 0;
-  let inFlight = 0;
-  for (const inc of s.increments) {
-    engine.after(inc.atMs, { kind: 'action', label: `increment by ${inc.by}` }, () => {
-      engine.emit('world.action', { action: 'increment', by: inc.by });
-      inFlight++;
-      engine.spawn(`node/${inc.by}`, 'increment', 0, async () => {
-        const v = await engine.call({ kind: 'call', label: `${inc.by} read`, delayMs: 1 }, () => counter);
-        await engine.call({ kind: 'call', label: `${inc.by} write ${v + 1}`, delayMs: 1 }, () => {
-          counter = v + 1;
-          done++;
-          inFlight--;
-          engine.emit('world.write', { by: inc.by, value: v + 1 });
-        });
-      });
-    });
-  }
-  engine.addInvariant('no lost update', () => (inFlight === 0 && counter !== done ? { message: `counter is ${counter} after ${done} increments`, state: { counter, done } } : undefined));
-  const outcome = await engine.run({ untilMs: 1000 });
-  return { outcome, events: engine.events };
-}
-
-const counterProperty: SimulationProperty<CounterScenario> = {
-  name: 'counter never loses an update',
-  scenarios: fc.record({
-    seed: fc.integer({ min: 0, max: 1000 }),
-    increments: fc.array(fc.record({ atMs: fc.integer({ min: 0, max: 50 }), by: fc.constantFrom('A' as const, 'B' as const) }), { maxLength: 8 }),
-  }),
-  run: runCounter,
-};
+import { checkProperty, describeOutcome, failureSignature, type SimulationProperty } from '../src/index.ts';
+import { counterProperty, runCounter, type CounterScenario } from './fixtures/counter.ts';
 
 describe('checkProperty', () => {
   it('should find the race, shrink it to two increments and tell the story', async () => {
