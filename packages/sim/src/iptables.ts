@@ -15,7 +15,7 @@ import type { Engine } from './engine.ts';
 
 /** The outcome of one `iptables` or `iptables-restore` process. */
 export interface ExecResult {
-  /** The ruleset after the command (unchanged when it failed). */
+  /** The ruleset after the command: unchanged when `iptables` failed; for a failed restore, with the tables committed before the failure. */
   readonly ruleset: Ruleset;
   readonly stdout: string;
   readonly stderr: string;
@@ -248,7 +248,7 @@ export function createIptablesHandle(args: {
   const execRaw = (argv: readonly string[]): Promise<RawResult> =>
     process('iptables', argv, () => {
       const r = backend.exec(store.get(), argv);
-      if (r.exitCode === 0) store.set(r.ruleset);
+      store.set(r.ruleset);
       return { stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode };
     });
 
@@ -332,8 +332,9 @@ export function createIptablesHandle(args: {
             faults.restoreFailAtLine = null;
             return { stdout: '', stderr: `iptables-restore: line ${line} failed\n`, exitCode: 1 };
           }
+          // A failed restore keeps the tables it committed before the failing block, as the real tool.
           const res = backend.restore(store.get(), text, flags);
-          if (res.exitCode === 0) store.set(res.ruleset);
+          store.set(res.ruleset);
           return { stdout: res.stdout, stderr: res.stderr, exitCode: res.exitCode };
         },
         text,
