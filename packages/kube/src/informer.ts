@@ -165,7 +165,7 @@ class Listener<T extends ObjectOf<Kind>> implements HandlerRegistration {
     if (this.scheduled || this.removed || this.head >= this.pendingQ.length) return;
     this.scheduled = true;
     const delay = Math.max(0, this.busyUntil - this.scheduler.now());
-    this.scheduler.schedule(delay, 'kube.handler.deliver', () => this.deliver());
+    this.scheduler.schedule(delay, `kube.handler.deliver ${this.informer.name}/${this.name}`, () => this.deliver());
   }
 
   private deliver(): void {
@@ -442,7 +442,7 @@ export class Informer<K extends Kind> {
   private kick(): void {
     if (this.popScheduled || this.stopped || this.queue.len() === 0) return;
     this.popScheduled = true;
-    this.scheduler.schedule(this.processDelayMs, 'kube.informer.pop', () => this.popOne());
+    this.scheduler.schedule(this.processDelayMs, `kube.informer.pop ${this.name}`, () => this.popOne());
   }
 
   private popOne(): void {

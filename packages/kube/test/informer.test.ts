@@ -217,8 +217,8 @@ describe.each(MODES)('informer (%s)', (mode) => {
     inf.run();
     sched.runUntilIdle();
     api.create('Pod', podInput('a'));
-    expect(sched.step()?.label).toBe('kube.watch.deliver');
-    expect(sched.step()?.label).toBe('kube.informer.pop');
+    expect(sched.step()?.label).toBe('kube.watch.deliver pods#1');
+    expect(sched.step()?.label).toBe('kube.informer.pop pods');
     expect(reg.pending()).toBe(1);
     const other = recorder<Pod>();
     inf.addEventHandler(other.handler);
