@@ -619,7 +619,14 @@ export class ApiServer {
         apiVersion: 'v1',
         kind: 'Service',
         metadata: meta,
-        spec: { type, clusterIP, ...(input.spec.selector !== undefined ? { selector: { ...input.spec.selector } } : {}), ports: finalPorts, ...(etp !== undefined ? { externalTrafficPolicy: etp } : {}) },
+        // An empty selector is dropped on the wire (omitempty), so it means "no selector", as in the real API.
+        spec: {
+          type,
+          clusterIP,
+          ...(input.spec.selector !== undefined && Object.keys(input.spec.selector).length > 0 ? { selector: { ...input.spec.selector } } : {}),
+          ports: finalPorts,
+          ...(etp !== undefined ? { externalTrafficPolicy: etp } : {}),
+        },
         status: cur?.status ?? { loadBalancer: { ingress: [] } },
       };
     } catch (e) {
