@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { BUILTIN_CHAINS, TABLE_NAMES, type Ruleset } from '@netsim/netfilter';
 import type { TraceStep } from '../src/trace.ts';
 import { append, emptyRuleset, M, rule, T } from './rules.ts';
-import { nodeWorld } from './topo.ts';
+import { Network } from '../src/network.ts';
+import { seeded } from './helpers.ts';
+import { host, nodeWorld } from './topo.ts';
 
 /** A target-less (counting) rule in every built-in chain, so every walk shows in the trace. */
 function countingEverywhere(base: Ruleset = emptyRuleset()): Ruleset {
@@ -254,10 +256,98 @@ describe('routing drops', () => {
 
   it('should drop a packet with no route and answer ICMP net unreachable when forwarding', () => {
     const w = nodeWorld();
-    w.router.run('ip route add 203.0.113.0/24 via 198.51.100.10');
     w.client.run('listen tcp 5000');
     w.node.run('ip route del default');
     const r = w.net.connect('pod', '192.0.2.10', 5000, { nowMs: 0, synRetries: 0 });
     expect(r.kind === 'unreachable' && [r.errno, r.by]).toEqual(['ENETUNREACH', 'node (no route to 192.0.2.10)']);
+  });
+});
+
+describe('conntrack in the datapath', () => {
+  const DNAT_UDP = rule({ p: 'udp', dport: 30053 }, T.dnat('203.0.113.9:53'));
+
+  it('should keep a UDP entry 30 s after a quick reply, and make it an assured 120 s stream once traffic continues past 2 s', () => {
+    const w = nodeWorld();
+    w.node.setRuleset(append(emptyRuleset(), 'nat', 'PREROUTING', DNAT_UDP));
+    const a = w.net.udp('client', '198.51.100.10', 30053, { nowMs: 0, sport: 41000 });
+    expect(a.kind).toBe('answered');
+    const [e] = w.node.conntrack.list(0);
+    expect(e && [e.seenReply, e.assured, (e.expiresMs - 0) / 1000]).toEqual([true, false, 30]);
+    const b = w.net.udp('client', '198.51.100.10', 30053, { nowMs: 5000, sport: 41000 });
+    expect(b.kind).toBe('answered');
+    expect(e && [e.assured, (e.expiresMs - 5000) / 1000]).toEqual([true, 120]);
+  });
+
+  it('should expire an entry on the simulated clock so the next datagram is NATed afresh', () => {
+    const w = nodeWorld();
+    w.pod.run('listen udp 5353');
+    w.node.setRuleset(append(emptyRuleset(), 'nat', 'PREROUTING', DNAT_UDP));
+    expect(w.net.udp('client', '198.51.100.10', 30053, { nowMs: 0, sport: 41000 }).kind).toBe('answered');
+    w.node.setRuleset(append(emptyRuleset(), 'nat', 'PREROUTING', rule({ p: 'udp', dport: 30053 }, T.dnat('203.0.113.9:5353'))));
+    // Before expiry the old binding still applies (and the exchange, 2 s after the first, makes
+    // the entry a 120 s stream); once the entry has expired the next datagram is NATed afresh.
+    const early = w.net.udp('client', '198.51.100.10', 30053, { nowMs: 29999, sport: 41000 });
+    expect(early.trace.some((s) => s.kind === 'nat' && s.action === 'rewrite' && s.to.endsWith('203.0.113.9:53'))).toBe(true);
+    expect(w.net.udp('client', '198.51.100.10', 30053, { nowMs: 29999 + 119999, sport: 41000 }).trace.some((s) => s.kind === 'nat' && s.action === 'bound')).toBe(false);
+    const late = w.net.udp('client', '198.51.100.10', 30053, { nowMs: 29999 + 119999 + 120000, sport: 41000 });
+    expect(late.trace.some((s) => s.kind === 'nat' && s.action === 'bound' && s.to === '203.0.113.9:5353')).toBe(true);
+  });
+
+  it('should use the configured established timeout (kube-proxy sets 86400 s)', () => {
+    const w = nodeWorld();
+    w.node.run('sysctl -w net.netfilter.nf_conntrack_tcp_timeout_established=86400').setRuleset(append(emptyRuleset(), 'nat', 'PREROUTING', DNAT_30080));
+    w.net.connect('client', '198.51.100.10', 30080, { nowMs: 0, synRetries: 0, sport: 40000 });
+    const [e] = w.node.conntrack.list(0);
+    expect(e && [e.tcpState, e.assured, e.expiresMs / 1000]).toEqual(['ESTABLISHED', true, 86400]);
+  });
+
+  it('should go NONE → SYN_SENT → SYN_RECV → ESTABLISHED over a handshake and mark the entry assured', () => {
+    const w = nodeWorld();
+    const r = w.net.connect('client', '198.51.100.10', 22, { nowMs: 0, synRetries: 0 });
+    expect(r.kind).toBe('reset');
+    w.node.run('listen tcp 22');
+    const ok = w.net.connect('client', '198.51.100.10', 22, { nowMs: 0, synRetries: 0 });
+    const states = ok.trace.flatMap((s) => (s.kind === 'conntrack' && s.host === 'node' && s.entry !== null ? [/ (SYN_SENT|SYN_RECV|ESTABLISHED) /.exec(s.entry)?.[1] ?? '?'] : []));
+    expect(states).toEqual(['SYN_SENT', 'SYN_SENT', 'SYN_RECV', 'ESTABLISHED']);
+  });
+
+  it('should destroy an entry whose only reply is a RST (closed port), as the kernel does', () => {
+    const w = nodeWorld();
+    const r = w.net.connect('client', '198.51.100.10', 22, { nowMs: 0, synRetries: 0 });
+    expect(r.kind).toBe('reset');
+    expect(r.trace.some((s) => s.kind === 'conntrack' && s.host === 'node' && s.event === 'destroyed')).toBe(true);
+    expect(w.node.conntrack.count(0)).toBe(0);
+  });
+
+  it('should reopen a TIME_WAIT entry on a new SYN and decide NAT again', () => {
+    const w = nodeWorld();
+    w.pod.run('listen tcp 8081');
+    w.node.setRuleset(append(emptyRuleset(), 'nat', 'PREROUTING', DNAT_30080));
+    w.net.connect('client', '198.51.100.10', 30080, { nowMs: 0, synRetries: 0, sport: 40000 });
+    const [e] = w.node.conntrack.list(0);
+    if (e === undefined) throw new Error('no entry');
+    e.tcpState = 'TIME_WAIT';
+    for (const h of [w.client, w.pod]) for (const s of h.sockets.listTcp()) h.sockets.closeTcp(s);
+    for (const h of [w.client, w.pod]) for (const x of h.conntrack.list(0)) x.tcpState = 'TIME_WAIT';
+    w.node.setRuleset(append(emptyRuleset(), 'nat', 'PREROUTING', rule({ p: 'tcp', dport: 30080 }, T.dnat('203.0.113.9:8081'))));
+    const r = w.net.connect('client', '198.51.100.10', 30080, { nowMs: 1000, synRetries: 0, sport: 40000 });
+    expect(r.trace.some((s) => s.kind === 'conntrack' && s.host === 'node' && s.event === 'reopened')).toBe(true);
+    expect(r.kind === 'established' && r.server?.local).toBe('203.0.113.9:8081');
+  });
+
+  it('should classify a SYN-ACK whose SYN took another path as INVALID, which a stateful firewall drops', () => {
+    // client sends through r2 and gets answers through r1: r1 never sees the SYN.
+    const net = new Network({ rng: seeded(5) });
+    host(net, 'client', { eth0: '192.0.2.10/24', eth1: '198.18.0.10/24' }, 'ip route add 203.0.113.0/24 via 198.18.0.1');
+    host(net, 'r1', { eth0: '192.0.2.1/24', eth1: '198.51.100.1/24' }, 'sysctl -w net.ipv4.ip_forward=1', 'ip route add 198.18.0.0/24 via 192.0.2.10');
+    host(net, 'r2', { eth0: '198.18.0.1/24', eth1: '198.51.100.2/24' }, 'sysctl -w net.ipv4.ip_forward=1', 'ip route add 203.0.113.0/24 via 198.51.100.9');
+    host(net, 'server', { eth0: ['198.51.100.9/24', '203.0.113.9/24'] }, 'ip route add default via 198.51.100.1', 'listen tcp 443');
+    net.segment('lan', ['r1/eth1', 'r2/eth1', 'server/eth0']).wire('client/eth0', 'r1/eth0').wire('client/eth1', 'r2/eth0');
+    expect(net.connect('client', '203.0.113.9', 443, { nowMs: 0, synRetries: 0 }).kind).toBe('established');
+    net.host('r1').setRuleset(append(emptyRuleset(), 'filter', 'FORWARD', rule({ m: [M.ctstate('INVALID')] }, T.drop)));
+    const r = net.connect('client', '203.0.113.9', 443, { nowMs: 10, synRetries: 0 });
+    expect(r.kind).toBe('timed-out');
+    expect(r.trace.some((s) => s.kind === 'conntrack' && s.host === 'r1' && s.event === 'invalid')).toBe(true);
+    expect(r.drops[0]).toMatchObject({ host: 'r1', packet: { flags: 'SYN,ACK' }, site: { stage: 'hook', table: 'filter', chain: 'FORWARD', index: 1 } });
   });
 });

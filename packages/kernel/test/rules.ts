@@ -13,6 +13,13 @@ export function append(rs: Ruleset, table: TableName, chain: string, ...rules: R
   };
 }
 
+/** Declares a user chain (as `:CHAIN - [0:0]` does), leaving it as it is when it exists. */
+export function declare(rs: Ruleset, table: TableName, ...chains: string[]): Ruleset {
+  let out = rs;
+  for (const c of chains) if (out.tables[table].chains[c] === undefined) out = append(out, table, c);
+  return out;
+}
+
 /** Sets a built-in chain's policy. */
 export function policy(rs: Ruleset, table: TableName, chain: string, p: 'ACCEPT' | 'DROP'): Ruleset {
   const t = rs.tables[table];

@@ -17,14 +17,21 @@ export function host(net: Network, name: string, ifaces: Record<string, string |
 }
 
 /**
- * client (192.0.2.10) — router (192.0.2.1 | 198.51.100.254) — node (198.51.100.10, eth0)
- * node cni0 bridge 10.244.0.1/24 … here as a plain veth toward pod (203.0.113.0/24 stands in
- * for the Pod network): node eth1 203.0.113.1 — pod 203.0.113.9 listening on 8080.
+ * client 192.0.2.10 — router (192.0.2.1 | 198.51.100.254) — node eth0 198.51.100.10
+ * node eth1 203.0.113.1 — pod 203.0.113.9 (203.0.113.0/24 stands in for the Pod network),
+ * listening on tcp 8080 and udp 53. The router sends 203.0.113.0/24 and 198.18.0.0/15 to the node.
  */
 export function nodeWorld(seed = 1): { net: Network; client: Host; router: Host; node: Host; pod: Host } {
   const net = new Network({ rng: seeded(seed) });
   const client = host(net, 'client', { eth0: '192.0.2.10/24' }, 'ip route add default via 192.0.2.1');
-  const router = host(net, 'router', { eth0: '192.0.2.1/24', eth1: '198.51.100.254/24' }, 'sysctl -w net.ipv4.ip_forward=1');
+  const router = host(
+    net,
+    'router',
+    { eth0: '192.0.2.1/24', eth1: '198.51.100.254/24' },
+    'sysctl -w net.ipv4.ip_forward=1',
+    'ip route add 203.0.113.0/24 via 198.51.100.10',
+    'ip route add 198.18.0.0/15 via 198.51.100.10',
+  );
   const node = host(
     net,
     'node',
