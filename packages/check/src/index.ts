@@ -3,4 +3,31 @@
  *
  * @packageDocumentation
  */
-export {};
+export {
+  checkProperty,
+  describeOutcome,
+  failureSignature,
+  replayScenario,
+  type CheckFailure,
+  type CheckOptions,
+  type CheckResult,
+  type CheckSuccess,
+  type SimReport,
+  type SimulationProperty,
+} from './runner.ts';
+export {
+  IPTABLES_FAULTS,
+  POD_CHURN,
+  RESTARTS,
+  WATCH_FAULTS,
+  actionArbitrary,
+  clusterArbitrary,
+  podArbitrary,
+  scenarioArbitrary,
+  scheduleArbitrary,
+  timelineArbitrary,
+  type ClusterArbitraryOptions,
+  type PodArbitraryOptions,
+  type ScenarioArbitraryOptions,
+  type TimelineArbitraryOptions,
+} from './arbitraries.ts';
