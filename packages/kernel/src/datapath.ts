@@ -20,6 +20,7 @@
 import {
   evaluateTable,
   formatIpv4,
+  formatRuleSpec,
   type AddrType,
   type ConntrackView,
   type EvalContext,
@@ -58,7 +59,6 @@ import {
   type Pkt,
   type PktOrigin,
 } from './packet.ts';
-import { ruleLine } from './ruleText.ts';
 import { effectiveAcceptLocal, effectiveRouteLocalnet, effectiveRpFilter } from './sysctl.ts';
 import type { DropSite, MatchedRule, TraceStep } from './trace.ts';
 
@@ -85,6 +85,8 @@ export interface RunCtx {
   transmit(host: Host, iface: string, nexthop: Ipv4, pkt: Pkt): boolean;
   /** Hands a packet that passed INPUT to the host's stack. */
   deliver(host: Host, pkt: Pkt, inIface: string, sk: SkbCt): void;
+  /** Host-internal nesting (loopback, overlay, generated replies) in progress; starts at 0. */
+  depth: number;
 }
 
 /** Why a locally generated packet could not even be routed (what the sending call returns). */
@@ -94,7 +96,6 @@ export type SendError = { readonly errno: 'ENETUNREACH' | 'EHOSTUNREACH' | 'EACC
 export type SendOutcome = { readonly ok: true } | ({ readonly ok: false } & SendError);
 
 const MAX_NESTING = 16;
-let nesting = 0;
 
 function ip(a: number): string {
   return formatIpv4(a);
@@ -176,7 +177,7 @@ function runTable(host: Host, table: TableName, hook: Hook, pkt: Pkt, inIf: stri
       examined++;
       if (t.outcome === 'match' || t.assumed === 'match') {
         const rule = host.ruleset.tables[t.table].chains[t.chain]?.rules[t.index - 1];
-        matched.push({ table: t.table, chain: t.chain, index: t.index, rule: rule === undefined ? `-A ${t.chain} (rule ${t.index})` : ruleLine(t.chain, rule) });
+        matched.push({ table: t.table, chain: t.chain, index: t.index, rule: rule === undefined ? `-A ${t.chain} (rule ${t.index})` : `-A ${t.chain} ${formatRuleSpec(rule)}` });
       }
     } else if (t.kind === 'skip') examined += t.to - t.from + 1;
   }
@@ -606,7 +607,7 @@ function localIn(host: Host, pkt: Pkt, inIf: string, sk: SkbCt, rc: RunCtx): voi
       if (i.overlay !== undefined && i.up && i.overlay.port === pkt.dport) {
         const inner = pkt.encap;
         const copy = copyPkt(inner, inner.id);
-        nested(() => hostReceive(host, copy, i.name, 'overlay', rc));
+        nested(rc, () => hostReceive(host, copy, i.name, 'overlay', rc));
         return;
       }
     }
@@ -632,7 +633,7 @@ function postrouting(host: Host, pkt: Pkt, inIf: string | null, outIf: string, n
   if (!natHook(host, 'POSTROUTING', 'src', pkt, inIf, devOut, nexthop, sk, rc)) return;
   if (!confirm(host, pkt, sk, rc)) return;
   if (local) {
-    nested(() => loopbackIn(host, pkt, sk, rc));
+    nested(rc, () => loopbackIn(host, pkt, sk, rc));
     return;
   }
   xmit(host, pkt, outIf, nexthop, sk, rc);
@@ -670,7 +671,7 @@ function xmit(host: Host, pkt: Pkt, outIf: string, nexthop: Ipv4, sk: SkbCt, rc:
       origin: { host: host.name, why: `${outIf} encapsulation` },
     };
     rc.trace.push({ kind: 'encap', host: host.name, iface: outIf, underlay: ip(peer.underlay), packet: viewPkt(pkt) });
-    nested(() => hostSend(host, outer, rc, {}));
+    nested(rc, () => hostSend(host, outer, rc, {}));
     return;
   }
   if (!rc.transmit(host, outIf, nexthop, pkt)) {
@@ -815,7 +816,7 @@ function rejectReply(host: Host, pkt: Pkt, how: RejectWith, sk: SkbCt, rc: RunCt
     const rst = tcpReset(pkt, rc.nextPktId(), { host: host.name, why: rejectWhy(sk, rc) });
     rc.trace.push({ kind: 'stack', host: host.name, event: 'reject-rst', detail: `REJECT answers with ${flagsText(rst.tcpFlags)} ${ends(rst)}` });
     const a = attachFor(sk);
-    nested(() => hostSend(host, rst, rc, a !== undefined ? { attach: a } : {}));
+    nested(rc, () => hostSend(host, rst, rc, a !== undefined ? { attach: a } : {}));
     return;
   }
   icmpErrorTyped(host, pkt, ICMP_DEST_UNREACH, REJECT_CODES[how], sk, rc);
@@ -882,16 +883,16 @@ export function icmpErrorTyped(host: Host, pkt: Pkt, type: number, code: number,
   };
   rc.trace.push({ kind: 'stack', host: host.name, event: 'icmp-error', detail: `sends ${type === ICMP_DEST_UNREACH ? `destination unreachable (code ${code})` : `ICMP type ${type}`} about ${ends(pkt)}` });
   const a = attachFor(sk);
-  nested(() => hostSend(host, err, rc, a !== undefined ? { attach: a } : {}));
+  nested(rc, () => hostSend(host, err, rc, a !== undefined ? { attach: a } : {}));
 }
 
 /** Bounds host-internal recursion (loopback, overlay, replies) so a misconfiguration cannot loop forever. */
-function nested(f: () => unknown): void {
-  if (nesting >= MAX_NESTING) throw new Error('datapath: nesting limit reached (a packet loops inside one host)');
-  nesting++;
+function nested(rc: RunCtx, f: () => unknown): void {
+  if (rc.depth >= MAX_NESTING) throw new Error('datapath: nesting limit reached (a packet loops inside one host)');
+  rc.depth++;
   try {
     f();
   } finally {
-    nesting--;
+    rc.depth--;
   }
 }

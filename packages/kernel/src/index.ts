@@ -53,3 +53,4 @@ export {
 } from './network.ts';
 export { formatPacketView, type PacketView } from './packet.ts';
 export { formatStep, formatTrace, type DropSite, type MatchedRule, type TraceStep } from './trace.ts';
+export { conntrackCommand, type CliResult } from './conntrackCli.ts';

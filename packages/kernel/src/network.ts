@@ -295,6 +295,7 @@ export class Network {
         return true;
       },
       deliver: (host: Host, pkt: Pkt, _inIface: string, sk: SkbCt) => stackReceive(host, pkt, sk, rc, events),
+      depth: 0,
     };
     const out = body(rc);
     let steps = 0;
