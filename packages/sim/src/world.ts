@@ -16,7 +16,7 @@ import {
   type PodInput,
   type ServiceInput,
 } from '@netsim/kube';
-import { emptyRuleset, type Ruleset } from '@netsim/netfilter';
+import { freshRuleset, type Ruleset } from '@netsim/netfilter';
 import { Agent, type AgentOptions, type Controller } from './agent.ts';
 import { buildControllerContext, type ControllerContext } from './context.ts';
 import { Engine, type Bounds, type RunOutcome, type ScheduleOptions, type Task, type Finding } from './engine.ts';
@@ -25,6 +25,7 @@ import { SeededIds } from './ids.ts';
 import { instantiate, type InvariantSource } from './invariants.ts';
 import { createIptablesHandle, noIptablesFaults, type IptablesBackend, type IptablesFaultState, type IptablesHandleOptions } from './iptables.ts';
 import type { JsonObject } from './json.ts';
+import { netfilterBackend } from './netfilterBackend.ts';
 import type { Action, ClusterSpec, PodSpec, ProbeSpec, ServiceSpec } from './scenario.ts';
 import { TRACE_FORMAT_VERSION, type TraceEvent } from './trace.ts';
 import { isPodLive, type IpOwner, type NodeInfo, type ProbeRecord, type WorldView } from './view.ts';
@@ -53,7 +54,7 @@ export interface WorldOptions {
   readonly settleMs?: number;
   /** A controller error is a finding that stops the run (default), or crashes the agent, which restarts. */
   readonly controllerErrors?: 'finding' | 'crash';
-  /** How `iptables` commands and restores behave on the nodes (required when a controller calls iptables). */
+  /** How `iptables` commands and restores behave on the nodes (default: `@netsim/netfilter`'s). */
   readonly iptablesBackend?: IptablesBackend;
   readonly iptables?: IptablesHandleOptions;
   /** Latency of one API request from a controller (default 1 ms). */
@@ -172,7 +173,7 @@ export class World {
       const ip = `192.0.2.${11 + i}`;
       const node = api.create('Node', { metadata: { name: n.name }, status: { addresses: [{ type: 'InternalIP', address: ip }] } });
       const podCidr = node.spec.podCIDR ?? '';
-      this.#nodes.set(n.name, { info: { name: n.name, ip, podCidr }, ruleset: emptyRuleset(), faults: noIptablesFaults(), informers: new Set(), agent: undefined });
+      this.#nodes.set(n.name, { info: { name: n.name, ip, podCidr }, ruleset: freshRuleset(), faults: noIptablesFaults(), informers: new Set(), agent: undefined });
       const ipamPolicy = opts.kubelet?.ipamPolicy ?? opts.cluster.ipamPolicy;
       const kubelet = new Kubelet(api, { nodeName: n.name, ...(opts.kubelet ?? {}), ...(ipamPolicy !== undefined ? { ipamPolicy } : {}), trace: kubeTrace });
       kubelet.start();
@@ -186,6 +187,7 @@ export class World {
     }
 
     const controller = opts.controller;
+    const backend = opts.iptablesBackend ?? netfilterBackend();
     if (controller !== undefined) {
       for (const st of this.#nodes.values()) {
         const node = st.info.name;
@@ -198,7 +200,7 @@ export class World {
               engine,
               node,
               agent: base.agent,
-              backend: opts.iptablesBackend ?? missingBackend(base.agent),
+              backend,
               store: { get: () => st.ruleset, set: (r) => (st.ruleset = r) },
               faults: st.faults,
               ...(opts.iptables !== undefined ? { options: opts.iptables } : {}),
@@ -447,11 +449,4 @@ export class World {
   livePods(node: string): Pod[] {
     return this.api.list('Pod', { nodeName: node }).items.filter(isPodLive);
   }
-}
-
-function missingBackend(agent: string): IptablesBackend {
-  const fail = (): never => {
-    throw new SimError('invalid-argument', `${agent} called iptables, but the world has no iptablesBackend: pass WorldOptions.iptablesBackend`);
-  };
-  return { exec: fail, restore: fail, save: fail };
 }
