@@ -22,7 +22,8 @@ describe('lint: determinism ban is configured for library sources', () => {
     const lines = messages.map((m) => m.line).sort((x, y) => x - y);
     expect(lines).toEqual([1, 2, 3, 4, 4, 5]);
     expect(messages.find((m) => m.line === 1)?.message).toContain('seeded PRNG');
-  });
+    // Type-aware linting builds the whole workspace program first: seconds on a loaded 2-core box.
+  }, 60_000);
 
   it('should allow the wall clock in the CLI (progress bars), outside library sources', async () => {
     const eslint = new ESLint({ cwd: root });
