@@ -91,6 +91,8 @@ export interface CompiledChain {
 /** A compiled table: its chains, and its built-in chains by hook. @internal */
 export interface CompiledTable {
   readonly table: Table;
+  /** The table does not exist in the kernel yet: it is registered at no hook. */
+  readonly absent: boolean;
   readonly chains: ReadonlyMap<string, CompiledChain>;
   readonly builtin: { readonly [H in Hook]?: CompiledChain };
 }
@@ -291,7 +293,7 @@ function compileTableUncached(table: Table, opts: Required<CompileOptions>): Com
     const c = chains.get(h);
     if (c !== undefined) builtin[h] = c;
   }
-  return { table, chains, builtin };
+  return { table, absent: table.absent === true, chains, builtin };
 }
 
 function optionsKey(o: Required<CompileOptions>): string {

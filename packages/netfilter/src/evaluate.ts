@@ -186,8 +186,9 @@ function nestingWhat(r: CompiledRule): string {
  */
 function walkTable(ct: CompiledTable, hook: Hook, w: Walk, trace: EvalTraceEntry[] | null, policy: UnknownPolicy): Verdict {
   const base = ct.builtin[hook];
-  // A table without this built-in chain is not registered at the hook.
-  if (base === undefined) return ACCEPT_VERDICT;
+  // A table without this built-in chain, or one that does not exist yet (nf_tables creates a table
+  // on first use), is not registered at the hook: nothing runs, nothing is traced.
+  if (base === undefined || ct.absent) return ACCEPT_VERDICT;
   let chain: CompiledChain = base;
   let pos = 0;
   let level = 0;
