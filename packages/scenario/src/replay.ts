@@ -3,6 +3,7 @@
  * with what the file expects.
  */
 import { runScenario, story, type ControllerRegistry, type RendererTable, type RunOutcome, type RunScenarioOptions, type TraceEvent } from '@netsim/sim';
+import { formatDuration } from './duration.ts';
 import { buildInvariant } from './invariants.ts';
 import type { Expectation, ScenarioFile } from './model.ts';
 
@@ -27,9 +28,9 @@ export interface ReplayResult {
   readonly events: readonly TraceEvent[];
   /** Whether the outcome is what the file expects. */
   readonly met: boolean;
-  /** The expectation in words (`"no stale DNAT" violated between 4s and 10s`). */
+  /** The expectation in words. */
   readonly expected: string;
-  /** The outcome in words (`"no stale DNAT" violated at t=5012ms`). */
+  /** The outcome in words. */
   readonly observed: string;
   /** Why the expectation was not met (absent when it was). */
   readonly mismatch?: string;
@@ -39,49 +40,49 @@ export interface ReplayResult {
 
 function window(b: readonly [number, number] | undefined): string {
   if (b === undefined) return '';
-  return b[0] === b[1] ? ` at t=${b[0]}ms` : ` between t=${b[0]}ms and t=${b[1]}ms`;
+  return b[0] === b[1] ? ` at ${b[0]}ms` : ` in ${formatDuration(b[0])}..${formatDuration(b[1])}`;
 }
 
-/** The expectation in words. */
+/** The expectation in words (`violation "no stale DNAT" in 6s..10s`). */
 export function describeExpectation(e: Expectation): string {
   switch (e.outcome) {
     case 'ok':
-      return 'every invariant holds';
+      return 'invariants hold';
     case 'violation':
-      return `"${e.invariant}" violated${window(e.betweenMs)}`;
+      return `violation "${e.invariant}"${window(e.betweenMs)}`;
     case 'finding':
-      return `finding (${e.kind})${window(e.betweenMs)}`;
+      return `finding ${e.kind}${window(e.betweenMs)}`;
   }
 }
 
-/** The outcome in words. */
+/** The outcome in words (`violation "no stale DNAT" at 7001ms`). */
 export function describeObserved(o: RunOutcome): string {
   switch (o.status) {
     case 'ok':
-      return 'every invariant holds';
+      return 'invariants hold';
     case 'violation':
-      return `"${o.violation.invariant}" violated at t=${o.violation.timeMs}ms`;
+      return `violation "${o.violation.invariant}" at ${o.violation.timeMs}ms`;
     case 'finding':
-      return `finding (${o.finding.kind}) at t=${o.finding.timeMs}ms`;
+      return `finding ${o.finding.kind} at ${o.finding.timeMs}ms`;
     case 'bound':
-      return `bound "${o.bound}" hit at t=${o.timeMs}ms`;
+      return `bound ${o.bound} hit at ${o.timeMs}ms`;
   }
 }
 
 /** Why `o` does not meet `e`, or `undefined` when it does. */
 export function checkExpectation(e: Expectation, o: RunOutcome): string | undefined {
   const inWindow = (t: number, b: readonly [number, number] | undefined): string | undefined =>
-    b === undefined || (t >= b[0] && t <= b[1]) ? undefined : `it happened at t=${t}ms, outside t=${b[0]}ms..${b[1]}ms`;
+    b === undefined || (t >= b[0] && t <= b[1]) ? undefined : `it happened at ${t}ms, outside ${formatDuration(b[0])}..${formatDuration(b[1])}`;
   const mentions = (m: string, piece: string | undefined): string | undefined => (piece === undefined || m.includes(piece) ? undefined : `the message does not contain "${piece}": ${m}`);
   switch (e.outcome) {
     case 'ok':
-      return o.status === 'ok' ? undefined : `expected every invariant to hold, but ${describeObserved(o)}`;
+      return o.status === 'ok' ? undefined : `expected the invariants to hold, but saw ${describeObserved(o)}`;
     case 'violation':
-      if (o.status !== 'violation') return `expected ${describeExpectation(e)}, but ${describeObserved(o)}`;
+      if (o.status !== 'violation') return `expected ${describeExpectation(e)}, but saw ${describeObserved(o)}`;
       if (o.violation.invariant !== e.invariant) return `expected "${e.invariant}" to be violated, but "${o.violation.invariant}" was first`;
       return inWindow(o.violation.timeMs, e.betweenMs) ?? mentions(o.violation.message, e.message);
     case 'finding':
-      if (o.status !== 'finding' || o.finding.kind !== e.kind) return `expected ${describeExpectation(e)}, but ${describeObserved(o)}`;
+      if (o.status !== 'finding' || o.finding.kind !== e.kind) return `expected ${describeExpectation(e)}, but saw ${describeObserved(o)}`;
       return inWindow(o.finding.timeMs, e.betweenMs) ?? mentions(o.finding.message, e.message);
   }
 }
