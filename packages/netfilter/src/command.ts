@@ -214,7 +214,7 @@ export function parseCommand(args: readonly string[], env: CommandEnv): ParsedCo
   }
 }
 
-let spare: CommandParser | undefined;
+let spare: CommandParser | undefined; // tidy-allow: a parser object reused for speed, reset on every call; it carries nothing between calls
 
 const NO_ARGS: readonly string[] = Object.freeze([]);
 const NO_ENV: CommandEnv = { mode: 'restore', chainExists: () => false };
