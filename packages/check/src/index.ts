@@ -31,3 +31,11 @@ export {
   type ScenarioArbitraryOptions,
   type TimelineArbitraryOptions,
 } from './arbitraries.ts';
+export {
+  COUNTEREXAMPLE_FORMAT,
+  controllerProperty,
+  counterexampleJson,
+  exportCounterexample,
+  type ControllerPropertyOptions,
+  type Counterexample,
+} from './property.ts';

@@ -97,3 +97,16 @@ export {
   type SimScenario,
   type TimedAction,
 } from './scenario.ts';
+export {
+  buildControllerContext,
+  type AsyncWorkQueue,
+  type ContextDeps,
+  type ControllerContext,
+  type InformerHandle,
+  type InformerRequest,
+  type Informers,
+  type KubeClient,
+} from './context.ts';
+export { World, type KubeletTimings, type WorldOptions } from './world.ts';
+export { runScenario, type ControllerRegistry, type RunScenarioOptions, type ScenarioReport } from './run.ts';
+export { netfilterBackend } from './netfilterBackend.ts';

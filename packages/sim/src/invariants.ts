@@ -69,6 +69,7 @@ export function settled(name: string, problems: (view: WorldView) => readonly Pr
           }
           const ageMs = now - s;
           if ((ageMs > settleMs || settleMs === 0) && worst === undefined) worst = { p, ageMs };
+          else if (settleMs > 0) view.recheckAt(s + settleMs + 1);
         }
         for (const k of [...since.keys()]) if (!seen.has(k)) since.delete(k);
         if (worst === undefined) return undefined;

@@ -119,12 +119,30 @@ function builtin(e: TraceEvent): RenderedLine | undefined {
       const call = str(e['call']);
       const who = e['informer'] !== undefined ? str(e['informer']) : str(e['handler']);
       let text = `${who} ${call} ${str(e['key'])}`;
-      if (call === 'onUpdate') text += ` uid ${shortUid(e['oldUid'])}→${shortUid(e['uid'])}`;
+      if (call === 'onUpdate') text += e['oldUid'] === e['uid'] ? ` (uid ${shortUid(e['uid'])})` : ` uid ${shortUid(e['oldUid'])}→${shortUid(e['uid'])}`;
       else text += ` uid ${shortUid(e['uid'])}`;
       if (e['tombstone'] === true) text += ' (DeletedFinalStateUnknown)';
       if (e['isInInitialList'] === true) text += ' (initial list)';
       return storyLine(text);
     }
+    case 'fault.agent.crash':
+      return storyLine(`fault: the agent on ${str(e['node'])} is killed (restarts ${str(e['restartAfterMs'])}ms later)`);
+    case 'fault.agent.restart':
+      return storyLine(`fault: the agent on ${str(e['node'])} is restarted gracefully (down ${str(e['downMs'])}ms after it exits)`);
+    case 'fault.watch.gap':
+      return storyLine(`fault: watches ${e['node'] !== undefined ? `on ${str(e['node'])} ` : ''}lose every event for ${str(e['durationMs'])}ms, then break (410)`);
+    case 'fault.watch.reset':
+      return storyLine(`fault: watches ${e['node'] !== undefined ? `on ${str(e['node'])} ` : ''}break now (410 Gone)`);
+    case 'fault.watch.delay':
+      return storyLine(`fault: watch events ${e['node'] !== undefined ? `on ${str(e['node'])} ` : ''}arrive ${str(e['delayMs'])}ms late for ${str(e['durationMs'])}ms`);
+    case 'fault.iptables.lock':
+      return storyLine(`fault: another program holds the xtables lock on ${str(e['node'])} for ${str(e['durationMs'])}ms`);
+    case 'fault.iptables.fail':
+      return storyLine(`fault: the next ${str(e['count'])} iptables commands on ${str(e['node'])} fail (Resource temporarily unavailable)`);
+    case 'fault.iptables.restore-fail':
+      return storyLine(`fault: the next iptables-restore on ${str(e['node'])} fails at line ${str(e['line'])}`);
+    case 'fault.iptables.slow':
+      return storyLine(`fault: iptables on ${str(e['node'])} takes ${str(e['extraMs'])}ms longer for ${str(e['durationMs'])}ms`);
     case 'kube.watch.gap':
       return storyLine(`watch ${str(e['watch'])} loses events until t=${str(e['untilMs'])}ms`);
     case 'kube.reflector.list':

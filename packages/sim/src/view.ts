@@ -54,6 +54,8 @@ export interface WorldView {
   readonly lastDisruptionMs: number;
   /** The last Pod that had `ip` (now or before), if any. */
   ipOwner(ip: string): IpOwner | undefined;
+  /** Ask for invariants to be checked again at `atMs` (when a settle time ends), even if nothing else happens then. */
+  recheckAt(atMs: number): void;
 }
 
 /** A Pod that is (or should be) serving: bound to the node, running with an IP, not terminating. */

@@ -71,6 +71,7 @@ function view(v: ViewInput): WorldView {
     settleMs: v.settleMs ?? 100,
     lastDisruptionMs: v.lastDisruptionMs ?? 0,
     ipOwner: (ip) => v.owners?.[ip],
+    recheckAt: () => undefined,
   };
 }
 
