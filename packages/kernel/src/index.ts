@@ -56,3 +56,4 @@ export { formatStep, formatTrace, type DropSite, type MatchedRule, type TraceSte
 export { conntrackCommand, type CliResult } from './conntrackCli.ts';
 export { parseHostFile, type ReadFile } from './hostFile.ts';
 export { formatHostTrace, traceHostPacket, type Egress, type HostTraceOptions, type HostTraceResult } from './hostTrace.ts';
+export type { CloseResult } from './network.ts';
