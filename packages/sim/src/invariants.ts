@@ -47,7 +47,9 @@ export interface Problem {
 
 /**
  * An invariant that fires when a problem has persisted for longer than `settleMs` (or the
- * view's default settle time).
+ * view's default settle time), counting from the problem's appearance or the last disruption,
+ * whichever is later (disruptions: scenario actions, faults until they end, agent starts, and
+ * informer relists, when a controller blinded by a fault learns the truth).
  */
 export function settled(name: string, problems: (view: WorldView) => readonly Problem[], opts: { readonly settleMs?: number } = {}): () => Invariant {
   return () => {
@@ -60,6 +62,10 @@ export function settled(name: string, problems: (view: WorldView) => readonly Pr
         const current = problems(view);
         const seen = new Set<string>();
         let worst: { readonly p: Problem; readonly ageMs: number } | undefined;
+        // A problem counts from when it appeared, or from the last disruption if later: a
+        // controller is not blamed while a fault keeps it blind, only after it has had the
+        // settle time to converge.
+        const calm = view.lastDisruptionMs;
         for (const p of current) {
           seen.add(p.key);
           let s = since.get(p.key);
@@ -67,9 +73,10 @@ export function settled(name: string, problems: (view: WorldView) => readonly Pr
             s = now;
             since.set(p.key, s);
           }
-          const ageMs = now - s;
+          const from = Math.max(s, calm);
+          const ageMs = now - from;
           if ((ageMs > settleMs || settleMs === 0) && worst === undefined) worst = { p, ageMs };
-          else if (settleMs > 0) view.recheckAt(s + settleMs + 1);
+          else if (settleMs > 0) view.recheckAt(from + settleMs + 1);
         }
         for (const k of [...since.keys()]) if (!seen.has(k)) since.delete(k);
         if (worst === undefined) return undefined;

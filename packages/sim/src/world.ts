@@ -127,6 +127,8 @@ export class World {
   readonly #probeResults = new Map<string, ProbeRecord>();
   readonly #kubelets: Kubelet[] = [];
   #lastDisruptionMs = -1;
+  /** Ends of disruptions still in the future (a lock held until, a watch delay until). */
+  #disruptionEnds: number[] = [];
   #started = false;
 
   constructor(opts: WorldOptions) {
@@ -150,6 +152,11 @@ export class World {
     if (!Number.isSafeInteger(this.settleMs) || this.settleMs < 0) throw new SimError('invalid-argument', `settleMs must be a non-negative integer, got ${String(this.settleMs)}`);
     const ids = new SeededIds(engine.streams.ids);
     const kubeTrace = (e: KubeTraceEvent): void => {
+      // A relist is when a controller that was blind (a watch gap, a reset) learns the truth: the
+      // settle time of eventual invariants counts from there.
+      if (e.type === 'kube.reflector.list' && Number(e.fields['list']) > 1) this.#disrupted();
+      // A broken watch waiting out its backoff leaves the controller blind until the relist.
+      if (e.type === 'kube.reflector.backoff') this.#disruptedUntil(e.at + Number(e.fields['delayMs']));
       engine.trace.record(engine.step, e.at, e.type, e.fields);
     };
     this.api = new ApiServer({
@@ -196,6 +203,8 @@ export class World {
           node,
           controller,
           (base, proc) => {
+            // Every (re)start is a disruption: the new process starts blind and needs the settle time.
+            this.#disrupted();
             const iptables = createIptablesHandle({
               engine,
               node,
@@ -237,7 +246,7 @@ export class World {
       nodes,
       settleMs: this.settleMs,
       get lastDisruptionMs() {
-        return world.#lastDisruptionMs;
+        return world.#currentLastDisruption();
       },
       ruleset: (node) => world.#node(node).ruleset,
       pods: () => api.list('Pod').items,
@@ -292,7 +301,7 @@ export class World {
   act(action: Action): void {
     const engine = this.engine;
     const api = this.api;
-    this.#lastDisruptionMs = engine.now();
+    this.#disrupted();
     const emit = (type: string, fields: JsonObject): void => engine.emit(type, fields);
     const ns = (n: string | undefined): string => n ?? DEFAULT_NAMESPACE;
     const tolerate = (what: string, fn: () => void): void => {
@@ -322,7 +331,7 @@ export class World {
         const spec = specOfPod(cur);
         tolerate('pod.recreate', () => api.delete('Pod', cur.metadata.namespace, cur.metadata.name, { gracePeriodSeconds: 0 }));
         engine.after(action.gapMs, { kind: 'action', label: `recreate ${spec.name}` }, () => {
-          this.#lastDisruptionMs = engine.now();
+          this.#disrupted();
           emit('world.pod.create', { pod: `${ns(spec.namespace)}/${spec.name}`, node: spec.node, ports: spec.ports.map((p) => `${p.port}/${p.protocol}`).join(',') });
           tolerate('pod.create', () => api.create('Pod', podInput(spec)));
         });
@@ -370,6 +379,7 @@ export class World {
       case 'watch.gap':
         emit('fault.watch.gap', { ...(action.node !== undefined ? { node: action.node } : {}), durationMs: action.durationMs });
         for (const inf of this.#informers(action.node)) inf.watchGap(action.durationMs);
+        this.#disruptedUntil(engine.now() + action.durationMs);
         return;
       case 'watch.reset':
         emit('fault.watch.reset', { ...(action.node !== undefined ? { node: action.node } : {}) });
@@ -379,6 +389,7 @@ export class World {
         emit('fault.watch.delay', { ...(action.node !== undefined ? { node: action.node } : {}), delayMs: action.delayMs, durationMs: action.durationMs });
         const affected = this.#informers(action.node);
         for (const inf of affected) inf.setWatchDelay(action.delayMs);
+        this.#disruptedUntil(engine.now() + action.durationMs + action.delayMs);
         engine.after(action.durationMs, { kind: 'fault', label: 'watch delay ends' }, () => {
           for (const inf of affected) inf.setWatchDelay(0);
         });
@@ -388,6 +399,7 @@ export class World {
         emit('fault.iptables.lock', { node: action.node, durationMs: action.durationMs });
         const f = this.#node(action.node).faults;
         f.lockHeldUntilMs = Math.max(f.lockHeldUntilMs, engine.now() + action.durationMs);
+        this.#disruptedUntil(f.lockHeldUntilMs);
         return;
       }
       case 'iptables.fail':
@@ -403,6 +415,7 @@ export class World {
         const f = this.#node(action.node).faults;
         f.slowExtraMs = action.extraMs;
         f.slowUntilMs = engine.now() + action.durationMs;
+        this.#disruptedUntil(f.slowUntilMs);
         return;
       }
     }
@@ -416,7 +429,7 @@ export class World {
       const agent = st.agent;
       if (agent === undefined) continue;
       this.engine.after(0, { kind: 'lifecycle', label: `start ${agent.name}` }, () => {
-        this.#lastDisruptionMs = this.engine.now();
+        this.#disrupted();
         agent.start();
       });
     }
@@ -426,6 +439,35 @@ export class World {
   async run(untilMs: number): Promise<RunOutcome> {
     this.start();
     return this.engine.run({ untilMs });
+  }
+
+  /** A disruption happens now. */
+  #disrupted(): void {
+    this.#lastDisruptionMs = Math.max(this.#lastDisruptionMs, this.engine.now());
+  }
+
+  /** A disruption lasts until `untilMs`. */
+  #disruptedUntil(untilMs: number): void {
+    this.#disruptionEnds.push(untilMs);
+  }
+
+  #currentLastDisruption(): number {
+    const now = this.engine.now();
+    // An agent that is down or shutting down is a disruption in progress: nothing it owns can converge.
+    for (const st of this.#nodes.values()) {
+      if (st.agent !== undefined && this.#started && st.agent.state !== 'running') this.#lastDisruptionMs = now;
+    }
+    if (this.#disruptionEnds.length > 0) {
+      const future: number[] = [];
+      for (const t of this.#disruptionEnds) {
+        if (t <= now) this.#lastDisruptionMs = Math.max(this.#lastDisruptionMs, t);
+        else future.push(t);
+      }
+      this.#disruptionEnds = future;
+      // A disruption still in progress counts as happening now.
+      if (future.length > 0) this.#lastDisruptionMs = now;
+    }
+    return this.#lastDisruptionMs;
   }
 
   #node(name: string): NodeState {
