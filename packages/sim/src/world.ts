@@ -11,7 +11,9 @@ import {
   type Informer,
   type IpamPolicy,
   type Kind,
+  type KubeObject,
   type KubeTraceEvent,
+  type ObjectOf,
   type Pod,
   type PodInput,
   type ServiceInput,
@@ -174,13 +176,15 @@ export class World {
       if (ip !== undefined && ip !== '') this.#owners.set(ip, { pod: `${p.metadata.namespace}/${p.metadata.name}`, uid: p.metadata.uid, node: p.spec.nodeName ?? '' });
     });
 
+    const backend = opts.iptablesBackend ?? netfilterBackend();
+    const initial = backend.initialRuleset?.() ?? freshRuleset();
     opts.cluster.nodes.forEach((n, i) => {
       if (this.#nodes.has(n.name)) throw new SimError('duplicate-name', `cluster.nodes: node "${n.name}" is listed twice`);
       if (i > 240) throw new SimError('invalid-argument', 'cluster.nodes: at most 241 nodes (node addresses come from 192.0.2.0/24)');
       const ip = `192.0.2.${11 + i}`;
       const node = api.create('Node', { metadata: { name: n.name }, status: { addresses: [{ type: 'InternalIP', address: ip }] } });
       const podCidr = node.spec.podCIDR ?? '';
-      this.#nodes.set(n.name, { info: { name: n.name, ip, podCidr }, ruleset: freshRuleset(), faults: noIptablesFaults(), informers: new Set(), agent: undefined });
+      this.#nodes.set(n.name, { info: { name: n.name, ip, podCidr }, ruleset: initial, faults: noIptablesFaults(), informers: new Set(), agent: undefined });
       const ipamPolicy = opts.kubelet?.ipamPolicy ?? opts.cluster.ipamPolicy;
       const kubelet = new Kubelet(api, { nodeName: n.name, ...(opts.kubelet ?? {}), ...(ipamPolicy !== undefined ? { ipamPolicy } : {}), trace: kubeTrace });
       kubelet.start();
@@ -194,7 +198,6 @@ export class World {
     }
 
     const controller = opts.controller;
-    const backend = opts.iptablesBackend ?? netfilterBackend();
     if (controller !== undefined) {
       for (const st of this.#nodes.values()) {
         const node = st.info.name;
@@ -249,8 +252,8 @@ export class World {
         return world.#currentLastDisruption();
       },
       ruleset: (node) => world.#node(node).ruleset,
-      pods: () => api.list('Pod').items,
-      services: () => api.list('Service').items,
+      pods: () => world.#listCached('Pod'),
+      services: () => world.#listCached('Service'),
       agentState: (node) => world.#node(node).agent?.state ?? 'down',
       probes: () => [...probes.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
       ipOwner: (ip) => owners.get(ip),
@@ -439,6 +442,18 @@ export class World {
   async run(untilMs: number): Promise<RunOutcome> {
     this.start();
     return this.engine.run({ untilMs });
+  }
+
+  readonly #listCache = new Map<Kind, { readonly rv: string; readonly items: readonly KubeObject[] }>();
+
+  /** The API server's objects of a kind, the same array while nothing was written (checkers compare identities). */
+  #listCached<K extends 'Pod' | 'Service'>(kind: K): readonly ObjectOf<K>[] {
+    const rv = this.api.resourceVersion();
+    const c = this.#listCache.get(kind);
+    if (c !== undefined && c.rv === rv) return c.items as readonly ObjectOf<K>[];
+    const items = this.api.list(kind).items;
+    this.#listCache.set(kind, { rv, items });
+    return items;
   }
 
   /** A disruption happens now. */
