@@ -54,7 +54,10 @@ function endpoint(t: Token | undefined, spec: string, ported: boolean): { addr: 
   const addrText = colon < 0 ? text : text.slice(0, colon);
   const addr = tryParseIpv4(addrText);
   if (addr === undefined) fail(t, spec, 'expected an IPv4 address');
-  if (colon < 0) return { addr, port: 0 };
+  if (colon < 0) {
+    if (ported) fail(t, spec, 'expected ADDRESS:PORT for this protocol');
+    return { addr, port: 0 };
+  }
   if (!ported) fail(t, spec, 'this protocol has no ports');
   const portText = text.slice(colon + 1);
   if (!/^[0-9]{1,5}$/.test(portText) || Number(portText) > 65535) fail(t, spec, 'expected a port 0-65535 after ":"');

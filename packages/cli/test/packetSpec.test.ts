@@ -51,6 +51,7 @@ describe('parsePacketSpec', () => {
     expect(err('tcp 1.2.3.4:80 5.6.7.8:1')[0]).toContain('expected ">" between source and destination at column 16');
     expect(err('tcp 1.2.3.4:80 > 5.6.7.8:70000')[0]).toContain('expected a port 0-65535');
     expect(err('icmp 1.2.3.4:1 > 5.6.7.8')[0]).toContain('this protocol has no ports');
+    expect(err('tcp 1.2.3.4:1 > 5.6.7.8')).toEqual(['packet "tcp 1.2.3.4:1 > 5.6.7.8": expected ADDRESS:PORT for this protocol at column 17, got "5.6.7.8"', 17, '5.6.7.8']);
     expect(err('tcp 1.2.3.4:80 > 5.6.7.8:1 in')[0]).toContain('expected an interface name after "in" at the end');
     expect(err('tcp 1.2.3.4:80 > 5.6.7.8:1 flags SYN,BOGUS')[2]).toBe('SYN,BOGUS');
     expect(err('tcp 1.2.3.4:80 > 5.6.7.8:1 colour red')[0]).toContain('expected one of in, out');

@@ -37,3 +37,20 @@ export {
 } from './conntrack.ts';
 export type { RandomSource } from './nat.ts';
 export type { HostConfig, Listener, RouteSpec } from './hostConfig.ts';
+export { Host, parseHostCidr, type HostSnapshot } from './host.ts';
+export { runHostCommand } from './ipCommand.ts';
+export {
+  Network,
+  formatConnectResult,
+  type ConnectOptions,
+  type ConnectResult,
+  type ConnectionRef,
+  type DropInfo,
+  type Endpoint,
+  type NetworkOptions,
+  type SendDataResult,
+  type UdpResult,
+} from './network.ts';
+export { formatPacketView, type PacketView } from './packet.ts';
+export { formatStep, formatTrace, type DropSite, type MatchedRule, type TraceStep } from './trace.ts';
+export { conntrackCommand, type CliResult } from './conntrackCli.ts';

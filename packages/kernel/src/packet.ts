@@ -36,10 +36,20 @@ export interface Pkt {
   /** skb->mark; reset to 0 when a packet crosses a wire (a new skb on the other side). */
   mark: number;
   lengthBytes: number;
+  /** Decremented by each forwarding host; at 1 the packet dies with ICMP time exceeded. */
+  ttl: number;
   /** ICMP errors: the header of the packet that caused the error. */
   inner: InnerHeader | null;
   /** Overlay encapsulation: the packet carried inside this UDP datagram. */
   encap: Pkt | null;
+  /** Which host made this packet and why (a socket's SYN, a stack's RST, a REJECT rule…). */
+  origin: PktOrigin | null;
+}
+
+/** Provenance of a packet, kept across wires, so a result can say who sent an RST and why. */
+export interface PktOrigin {
+  readonly host: string;
+  readonly why: string;
 }
 
 export function copyPkt(p: Pkt, id: number): Pkt {
@@ -55,8 +65,10 @@ export function copyPkt(p: Pkt, id: number): Pkt {
     icmpCode: p.icmpCode,
     mark: 0,
     lengthBytes: p.lengthBytes,
+    ttl: p.ttl,
     inner: p.inner === null ? null : { ...p.inner },
     encap: p.encap === null ? null : copyPkt(p.encap, p.encap.id),
+    origin: p.origin,
   };
 }
 

@@ -54,14 +54,28 @@ export interface KnownObjects<T extends KubeObject> {
   getByKey(key: string): T | undefined;
 }
 
+/**
+ * AtomicFIFO's whole-cache items: a relist (`ReplacedAll`, the list to replace the cache with)
+ * or a resync (`SyncAll`, every cached object).
+ */
+export type AtomicBatch<T extends KubeObject> = { readonly type: 'ReplacedAll'; readonly objects: readonly T[] } | { readonly type: 'SyncAll' };
+
 /** One unit of work from a queue: the deltas to process together, and whether they belong to the initial list. */
 export interface PopResult<T extends KubeObject> {
+  /** The key of the deltas; `''` for an AtomicFIFO batch. */
   readonly key: string;
   readonly deltas: readonly Delta<T>[];
   readonly isInInitialList: boolean;
+  /** AtomicFIFO only: a whole-cache item instead of deltas. */
+  readonly batch?: AtomicBatch<T>;
 }
 
-export type QueueMode = 'DeltaFIFO' | 'RealFIFO';
+/**
+ * Which client-go informer queue: `DeltaFIFO` (client-go ≤ v0.35), `RealFIFO` (the
+ * `InOrderInformers` gate, default from 1.33), or `AtomicFIFO` (RealFIFO with atomic events, the
+ * `AtomicFIFO` gate, default in 1.36).
+ */
+export type QueueMode = 'DeltaFIFO' | 'RealFIFO' | 'AtomicFIFO';
 
 /** The queue between a reflector and the informer's processing loop. */
 export interface InformerQueue<T extends KubeObject> {

@@ -116,3 +116,5 @@ export {
   SERVICE_NAME_LABEL,
   type EndpointSliceControllerOptions,
 } from './endpointSlices.ts';
+export { AtomicFifo } from './atomicFifo.ts';
+export type { AtomicBatch } from './fifo.ts';

@@ -16,9 +16,10 @@
  */
 import type { ApiServer, Selector } from './apiServer.ts';
 import type { BackoffOptions } from './backoff.ts';
+import { AtomicFifo } from './atomicFifo.ts';
 import { DeltaFifo } from './deltaFifo.ts';
-import { deltaKey, isTombstone, type DeleteArg, type Delta, type InformerQueue, type KnownObjects, type QueueMode } from './fifo.ts';
-import { keyOf, type Kind, type KubeObject, type ObjectOf } from './objects.ts';
+import { deltaKey, isTombstone, tombstone, type DeleteArg, type Delta, type InformerQueue, type KnownObjects, type QueueMode } from './fifo.ts';
+import { keyOf, objectKey, type Kind, type KubeObject, type ObjectOf } from './objects.ts';
 import { RealFifo } from './realFifo.ts';
 import { Reflector, type WatchTimeoutOptions } from './reflector.ts';
 import { shuffleInPlace, type RandomSource, type Scheduler } from './runtime.ts';
@@ -66,7 +67,10 @@ export interface Lister<T> {
 }
 
 export interface InformerOptions {
-  /** Which client-go queue: `DeltaFIFO` (client-go ≤ v0.35, most deployed agents) or `RealFIFO` (`InOrderInformers`, default from 1.33). */
+  /**
+   * Which client-go queue: `DeltaFIFO` (client-go ≤ v0.35, most deployed agents), `RealFIFO`
+   * (`InOrderInformers`, default from 1.33) or `AtomicFIFO` (atomic relists and resyncs, default in 1.36).
+   */
   readonly queueMode: QueueMode;
   /** Names the informer in traces, steps and fault filters (default `<kind>-informer`). */
   readonly name?: string;
@@ -161,7 +165,7 @@ class Listener<T extends ObjectOf<Kind>> implements HandlerRegistration {
     if (this.scheduled || this.removed || this.head >= this.pendingQ.length) return;
     this.scheduled = true;
     const delay = Math.max(0, this.busyUntil - this.scheduler.now());
-    this.scheduler.schedule(delay, 'kube.handler.deliver', () => this.deliver());
+    this.scheduler.schedule(delay, `kube.handler.deliver ${this.informer.name}/${this.name}`, () => this.deliver());
   }
 
   private deliver(): void {
@@ -223,6 +227,10 @@ class Listener<T extends ObjectOf<Kind>> implements HandlerRegistration {
       default:
         assertNever(n);
     }
+    // Pod IPs make the gap cases readable: the same name, a new uid and a new IP.
+    if (n.type === 'update' && n.old.kind === 'Pod' && n.old.status.podIP !== undefined) f['oldIp'] = n.old.status.podIP;
+    const o = n.type === 'delete' ? (isTombstone(n.obj) ? n.obj.obj : (n.obj)) : n.obj;
+    if (o.kind === 'Pod' && o.status.podIP !== undefined) f['ip'] = o.status.podIP;
     this.trace({ type: 'kube.handler', at: this.scheduler.now(), fields: f });
   }
 }
@@ -288,8 +296,11 @@ export class Informer<K extends Kind> {
       case 'RealFIFO':
         this.queue = new RealFifo(this.cache, this.random);
         break;
+      case 'AtomicFIFO':
+        this.queue = new AtomicFifo();
+        break;
       default:
-        throw new Error(`informer ${this.name}: unknown queueMode ${JSON.stringify(opts.queueMode)}; use 'DeltaFIFO' or 'RealFIFO'`);
+        throw new Error(`informer ${this.name}: unknown queueMode ${JSON.stringify(opts.queueMode)}; use 'DeltaFIFO', 'RealFIFO' or 'AtomicFIFO'`);
     }
     this.reflector = new Reflector<K>({
       name: this.name,
@@ -431,7 +442,7 @@ export class Informer<K extends Kind> {
   private kick(): void {
     if (this.popScheduled || this.stopped || this.queue.len() === 0) return;
     this.popScheduled = true;
-    this.scheduler.schedule(this.processDelayMs, 'kube.informer.pop', () => this.popOne());
+    this.scheduler.schedule(this.processDelayMs, `kube.informer.pop ${this.name}`, () => this.popOne());
   }
 
   private popOne(): void {
@@ -440,12 +451,20 @@ export class Informer<K extends Kind> {
     const item = this.queue.pop();
     if (item === undefined) return;
     this.pops++;
+    const b = item.batch;
     this.trace?.({
       type: 'kube.informer.pop',
       at: this.scheduler.now(),
-      fields: { informer: this.name, key: item.key, deltas: item.deltas.map((d) => d.type + (isTombstone(d.object) ? '(tombstone)' : '')).join(','), isInInitialList: item.isInInitialList },
+      fields: {
+        informer: this.name,
+        key: b !== undefined ? '*' : item.key,
+        deltas: b !== undefined ? (b.type === 'ReplacedAll' ? `ReplacedAll(${b.objects.length})` : 'SyncAll') : item.deltas.map((d) => d.type + (isTombstone(d.object) ? '(tombstone)' : '')).join(','),
+        isInInitialList: item.isInInitialList,
+      },
     });
-    this.processDeltas(item.deltas, item.isInInitialList);
+    if (b === undefined) this.processDeltas(item.deltas, item.isInInitialList);
+    else if (b.type === 'ReplacedAll') this.processReplacedAll(b.objects, item.isInInitialList);
+    else this.processSyncAll();
     this.kick();
   }
 
@@ -474,6 +493,31 @@ export class Informer<K extends Kind> {
           assertNever(d.type);
       }
     }
+  }
+
+  /**
+   * client-go's `processReplacedAllInfo` (AtomicFIFO): the cache is replaced first, then every
+   * cached key missing from the list gets a tombstone, then every listed object an update or add.
+   */
+  private processReplacedAll(objects: readonly ObjectOf<K>[], isInInitialList: boolean): void {
+    const newKeys = new Set(objects.map(objectKey));
+    const deletions: DeleteArg<ObjectOf<K>>[] = [];
+    for (const k of shuffleInPlace(this.cache.listKeys(), this.random)) {
+      if (!newKeys.has(k)) deletions.push(tombstone(k, this.cache.map.get(k) as ObjectOf<K>));
+    }
+    const replacements = objects.map((obj) => ({ old: this.cache.map.get(objectKey(obj)), obj }));
+    this.cache.map.clear();
+    for (const obj of objects) this.cache.map.set(objectKey(obj), obj);
+    for (const d of deletions) this.distribute({ type: 'delete', obj: d }, false);
+    for (const r of replacements) {
+      if (r.old !== undefined) this.distributeUpdate(r.old, r.obj);
+      else this.distribute({ type: 'add', obj: r.obj, isInInitialList }, false);
+    }
+  }
+
+  /** AtomicFIFO's `SyncAll`: a resync update for every cached object (map order: drawn from the random source). */
+  private processSyncAll(): void {
+    for (const obj of shuffleInPlace([...this.cache.map.values()], this.random)) this.distributeUpdate(obj, obj);
   }
 
   private distributeUpdate(old: ObjectOf<K>, obj: ObjectOf<K>): void {

@@ -164,6 +164,18 @@ export class Kubelet {
   private startPod(t: Tracked): void {
     const pod = this.current(t);
     if (pod === undefined || t.state !== 'starting') return;
+    const node = this.api.find('Node', '', this.nodeName);
+    const hostIP = node?.status.addresses.find((a) => a.type === 'InternalIP')?.address;
+    if (pod.spec.hostNetwork) {
+      // A host-network Pod shares the node's network namespace: its IP is the node's, no IPAM.
+      if (hostIP === undefined) {
+        this.emit('kube.ipam', { node: this.nodeName, pod: objectKey(pod), uid: t.uid, result: 'no node InternalIP for a hostNetwork Pod' });
+        if (!this.waitingForIp.includes(t.uid)) this.waitingForIp.push(t.uid);
+        return;
+      }
+      this.runPod(pod, t, hostIP, hostIP, false);
+      return;
+    }
     const ipam = this.ensureIpam();
     const ip = ipam?.allocate(t.uid);
     if (ip === undefined) {
@@ -171,11 +183,13 @@ export class Kubelet {
       if (!this.waitingForIp.includes(t.uid)) this.waitingForIp.push(t.uid);
       return;
     }
-    t.ip = ip;
-    t.state = 'running';
     this.emit('kube.ipam', { node: this.nodeName, pod: objectKey(pod), uid: t.uid, result: 'allocated', ip });
-    const node = this.api.find('Node', '', this.nodeName);
-    const hostIP = node?.status.addresses.find((a) => a.type === 'InternalIP')?.address;
+    this.runPod(pod, t, ip, hostIP, true);
+  }
+
+  private runPod(pod: Pod, t: Tracked, ip: string, hostIP: string | undefined, fromIpam: boolean): void {
+    t.ip = fromIpam ? ip : undefined;
+    t.state = 'running';
     const ready = this.readyDelayMs === 0;
     this.writeStatus(pod, {
       ...pod.status,

@@ -85,7 +85,7 @@ export class Reflector<K extends Kind> {
     if (this.running) throw new Error(`informer ${this.o.name}: run() called twice`);
     this.running = true;
     const gen = this.gen;
-    this.o.scheduler.schedule(0, 'kube.reflector.listAndWatch', () => this.listAndWatch(gen));
+    this.o.scheduler.schedule(0, `kube.reflector.listAndWatch ${this.o.name}`, () => this.listAndWatch(gen));
   }
 
   stop(): void {
@@ -185,13 +185,13 @@ export class Reflector<K extends Kind> {
     const gen = ++this.gen;
     const delayMs = this.backoff.step();
     this.o.trace?.({ type: 'kube.reflector.backoff', at: this.o.scheduler.now(), fields: { informer: this.o.name, delayMs, reason } });
-    this.o.scheduler.schedule(delayMs, 'kube.reflector.listAndWatch', () => this.listAndWatch(gen));
+    this.o.scheduler.schedule(delayMs, `kube.reflector.listAndWatch ${this.o.name}`, () => this.listAndWatch(gen));
   }
 
   private startResyncTimer(gen: number): void {
     const period = this.o.resyncPeriodMs();
     if (period <= 0) return;
-    this.o.scheduler.schedule(period, 'kube.informer.resyncTick', () => {
+    this.o.scheduler.schedule(period, `kube.informer.resyncTick ${this.o.name}`, () => {
       if (this.stopped || gen !== this.gen) return;
       if (this.o.shouldResync()) {
         this.o.queue.resync();

@@ -62,13 +62,16 @@ describe('EndpointSlice controller', () => {
     expect(got).toEqual(['8080: a', '9090: b']);
   });
 
-  it('should delete the slices of a deleted Service and make none for a Service without selector', () => {
+  it('should delete the slices of a deleted Service and make none for a Service without (or with an empty) selector', () => {
     const { api, sched } = cluster();
     api.create('Service', { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ port: 80 }] } });
     api.create('Service', { metadata: { name: 'manual' }, spec: { ports: [{ port: 80 }] } });
+    const empty = api.create('Service', { metadata: { name: 'empty' }, spec: { selector: {}, ports: [{ port: 80 }] } });
+    expect(empty.spec.selector).toBeUndefined();
     sched.advance(10);
     expect(slices(api, 'web')).toHaveLength(1);
     expect(slices(api, 'manual')).toHaveLength(0);
+    expect(slices(api, 'empty')).toHaveLength(0);
     api.delete('Service', 'default', 'web');
     sched.advance(10);
     expect(slices(api, 'web')).toHaveLength(0);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { Informer, TraceRecorder, deletedObject, isTombstone, type DeleteArg, type InformerOptions, type Pod, type QueueMode } from '../src/index.ts';
 import { podInput, recorder, runPod, setup, shortUid } from './helpers.ts';
 
-const MODES: QueueMode[] = ['DeltaFIFO', 'RealFIFO'];
+const MODES: QueueMode[] = ['DeltaFIFO', 'RealFIFO', 'AtomicFIFO'];
 
 function informerSetup(mode: QueueMode, opts: Partial<InformerOptions> = {}, seed = 1) {
   const trace = new TraceRecorder();
@@ -217,8 +217,8 @@ describe.each(MODES)('informer (%s)', (mode) => {
     inf.run();
     sched.runUntilIdle();
     api.create('Pod', podInput('a'));
-    expect(sched.step()?.label).toBe('kube.watch.deliver');
-    expect(sched.step()?.label).toBe('kube.informer.pop');
+    expect(sched.step()?.label).toBe('kube.watch.deliver pods#1');
+    expect(sched.step()?.label).toBe('kube.informer.pop pods');
     expect(reg.pending()).toBe(1);
     const other = recorder<Pod>();
     inf.addEventHandler(other.handler);
@@ -285,6 +285,47 @@ describe('informer: where DeltaFIFO and RealFIFO differ', () => {
 
   it('RealFIFO should queue relist tombstones before the Replaced items', () => {
     expect(gapWithOthers('RealFIFO')).toEqual(['delete default/b tombstone(u2 rv=2)', 'update default/a u1 rv=1 -> u1 rv=1', 'update default/c u3 rv=3 -> u3 rv=3']);
+  });
+
+  it('AtomicFIFO should deliver in arrival order and put relist tombstones first, like RealFIFO', () => {
+    expect(churn('AtomicFIFO')).toEqual(churn('RealFIFO'));
+    expect(gapWithOthers('AtomicFIFO')).toEqual(gapWithOthers('RealFIFO'));
+  });
+
+  function cacheSeenByFirstRelistCall(mode: QueueMode): string[] {
+    const { api, sched, inf } = informerSetup(mode, { processDelayMs: 10, listOrder: 'sorted' });
+    for (const n of ['a', 'b', 'c']) api.create('Pod', podInput(n));
+    let seen: string[] = [];
+    let relisted = false;
+    inf.addEventHandler({
+      onUpdate: () => {
+        if (relisted && seen.length === 0) seen = inf.lister.keys();
+      },
+    });
+    inf.run();
+    sched.runUntilIdle();
+    inf.watchGap(1000);
+    api.delete('Pod', 'default', 'b');
+    relisted = true;
+    sched.runUntilIdle();
+    return seen;
+  }
+
+  it('AtomicFIFO should replace the cache at once on a relist, where DeltaFIFO updates it one key per pop', () => {
+    expect(cacheSeenByFirstRelistCall('AtomicFIFO')).toEqual(['default/a', 'default/c']);
+    expect(cacheSeenByFirstRelistCall('DeltaFIFO')).toEqual(['default/a', 'default/b', 'default/c']);
+  });
+
+  it('AtomicFIFO should resync with one SyncAll: onUpdate(x, x) for every cached object, even those with events queued', () => {
+    const { api, sched, inf, rec, trace } = informerSetup('AtomicFIFO', { resyncPeriodMs: 30_000 });
+    api.create('Pod', podInput('a'));
+    api.create('Pod', podInput('b'));
+    inf.run();
+    sched.advance(100);
+    rec.log.length = 0;
+    sched.advance(29_900);
+    expect([...rec.log].sort()).toEqual(['update default/a u1 rv=1 -> u1 rv=1', 'update default/b u2 rv=2 -> u2 rv=2']);
+    expect(trace.events.filter((e) => e.type === 'kube.informer.pop').map((e) => e.fields['deltas'])).toEqual(['ReplacedAll(2)', 'SyncAll']);
   });
 
   it('should deliver the same history the same way for the same seed (determinism)', () => {

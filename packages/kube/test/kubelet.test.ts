@@ -121,6 +121,19 @@ describe('kubelet: Pod lifecycle', () => {
     expect(s.api.get('Pod', 'default', 'other').status.phase).toBe('Pending');
   });
 
+  it("should give a hostNetwork Pod the node's InternalIP without touching IPAM", () => {
+    const { api, sched, kubelet } = cluster();
+    api.create('Pod', { metadata: { name: 'agent' }, spec: { nodeName: 'node-a', hostNetwork: true, containers: [{ name: 'c' }] } });
+    api.create('Pod', podInput('web-0', { nodeName: 'node-a' }));
+    sched.advance(1000);
+    expect(api.get('Pod', 'default', 'agent').status.podIP).toBe('192.0.2.10');
+    expect(kubelet.ipam()?.allocated().map((a) => a.ip)).toEqual(['198.18.1.2']);
+    api.delete('Pod', 'default', 'agent');
+    sched.advance(2000);
+    expect(api.find('Pod', 'default', 'agent')).toBeUndefined();
+    expect(kubelet.ipam()?.allocated().map((a) => a.ip)).toEqual(['198.18.1.2']);
+  });
+
   it('should not let a status update race a user update of labels', () => {
     const { api, sched } = cluster();
     const p = api.create('Pod', podInput('web-0', { nodeName: 'node-a' }));

@@ -65,7 +65,7 @@ interface Config {
 }
 
 const configArb: fc.Arbitrary<Config> = fc.record({
-  mode: fc.constantFrom<QueueMode>('DeltaFIFO', 'RealFIFO'),
+  mode: fc.constantFrom<QueueMode>('DeltaFIFO', 'RealFIFO', 'AtomicFIFO'),
   seed: fc.integer({ min: 0, max: 1_000_000 }),
   resyncMs: fc.constantFrom(0, 5000),
   timeouts: fc.boolean(),
@@ -225,9 +225,9 @@ describe('informer properties', () => {
     );
   });
 
-  it('should show the canonical gap case in both modes: a recreate inside a gap is one onUpdate, never a delete', () => {
+  it('should show the canonical gap case in every queue mode: a recreate inside a gap is one onUpdate, never a delete', () => {
     fc.assert(
-      fc.property(fc.constantFrom<QueueMode>('DeltaFIFO', 'RealFIFO'), fc.integer({ min: 0, max: 1000 }), fc.integer({ min: 1, max: 4000 }), (mode, seed, gapMs) => {
+      fc.property(fc.constantFrom<QueueMode>('DeltaFIFO', 'RealFIFO', 'AtomicFIFO'), fc.integer({ min: 0, max: 1000 }), fc.integer({ min: 1, max: 4000 }), (mode, seed, gapMs) => {
         const sched = new ManualScheduler();
         const api = new ApiServer({ runtime: { scheduler: sched, random: new SeededRandom(seed), ids: new CounterIdSource() } });
         const inf = new Informer(api, 'Pod', { queueMode: mode, watchTimeout: 'none' });

@@ -8,7 +8,7 @@ import { TableDraft } from './draft.ts';
 import { kernelRefused, type IptablesVersion } from './failure.ts';
 import { listRules, listTable } from './listing.ts';
 import { ruleKey } from './ruleSpec.ts';
-import type { Ruleset, TableName } from './types.ts';
+import { BUILTIN_CHAINS, type Ruleset, type TableName } from './types.ts';
 
 /** Drafts of the tables a batch touches, made on first use from a committed ruleset. */
 export class DraftSet {
@@ -86,7 +86,7 @@ export function applyCommand(d: TableDraft, cmd: ParsedCommand, version: Iptable
       return '';
     case 'Z':
       d.zero(chain, cmd.ruleNum);
-      return '';
+      return cmd.verbose ? zeroingLines(d, chain) : '';
     case 'E':
       d.rename(chain as string, cmd.newName as string);
       return '';
@@ -103,8 +103,9 @@ export function applyCommand(d: TableDraft, cmd: ParsedCommand, version: Iptable
         lineNumbers: cmd.lineNumbers,
         version,
       });
-      if (cmd.zero) d.zero(chain, undefined);
-      return out;
+      if (!cmd.zero) return out;
+      d.zero(chain, undefined);
+      return cmd.verbose ? out + zeroingLines(d, chain) : out;
     }
     case 'S':
       return listRules(d.toTable(), {
@@ -113,4 +114,10 @@ export function applyCommand(d: TableDraft, cmd: ParsedCommand, version: Iptable
         verbose: cmd.verbose,
       });
   }
+}
+
+/** With -v, -Z names each chain it zeroes, in listing order. */
+function zeroingLines(d: TableDraft, chain: string | undefined): string {
+  const names = chain !== undefined ? [chain] : [...BUILTIN_CHAINS[d.name], ...d.userChainNames()];
+  return names.map((n) => `Zeroing chain \`${n}'\n`).join('');
 }

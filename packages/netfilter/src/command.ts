@@ -40,6 +40,8 @@ export interface ParsedCommand {
   readonly lineNumbers: boolean;
   /** argv index of the chain word, for error locations. */
   readonly chainArgIndex?: number;
+  /** argv index of the target name word (after `-j`/`-g`), for error locations. */
+  readonly targetArgIndex?: number;
   /** Warnings the real tool prints on stderr without failing. */
   readonly warnings: readonly string[];
 }
@@ -775,6 +777,7 @@ class CommandParser {
       exact: this.options.has('x'),
       lineNumbers: this.options.has('0'),
       ...(this.chainArgIndex !== undefined && { chainArgIndex: this.chainArgIndex }),
+      ...(this.target !== undefined && { targetArgIndex: this.targetArgIndex }),
       warnings: this.warnings,
     };
   }

@@ -178,6 +178,8 @@ export class TableDraft {
 
   deleteNum(chainName: string, num: number): void {
     const c = this.need(chainName);
+    // A table nf_tables has not created yet has no chain for the rule number to point into.
+    if (!this.created) throw refused('No chain/target/match by that name');
     if (num > c.rules.length) throw refused('Index of deletion too big');
     const [old] = this.writable(c).splice(num - 1, 1);
     if (old !== undefined) this.removeRef(c.name, old);
@@ -225,6 +227,12 @@ export class TableDraft {
   /** `-X name`: the chain must exist, be a user chain, be empty and unreferenced. */
   deleteChain(name: string): void {
     const c = this.chains.get(name);
+    if (c?.builtin === true && this.created) {
+      // nf_tables lets `-X` remove an empty base chain, which iptables shows again as an empty
+      // built-in chain with policy ACCEPT: so nothing visible changes, or the chain is busy.
+      if (c.rules.length > 0) throw kernelRefused('CHAIN_DEL', 'Device or resource busy', `chain ${name}`);
+      return;
+    }
     if (c === undefined || c.builtin) throw refused('No chain/target/match by that name');
     if (c.rules.length > 0 || this.references(name) > 0) {
       throw kernelRefused('CHAIN_DEL', 'Device or resource busy', `chain ${name}`);
@@ -266,6 +274,7 @@ export class TableDraft {
 
   /** `-Z [chain [num]]`: counters of rules (and built-in chains) back to zero. */
   zero(name: string | undefined, num: number | undefined): void {
+    if (name !== undefined && !this.created) throw refused('No chain/target/match by that name');
     const targets = name === undefined ? [...this.chains.values()] : [this.need(name)];
     for (const c of targets) {
       if (num !== undefined) {
@@ -288,8 +297,9 @@ export class TableDraft {
   /** `-E old new`: rules jumping to the chain follow it. */
   rename(oldName: string, newName: string): void {
     const c = this.chains.get(oldName);
-    if (c === undefined || c.builtin) throw refused('No chain/target/match by that name');
+    // The real tool looks for the new name first.
     if (this.chains.has(newName)) throw refused('File exists');
+    if (c === undefined || c.builtin) throw refused('No chain/target/match by that name');
     const index = this.refIndex();
     const from = index.get(oldName);
     this.chains.delete(oldName);

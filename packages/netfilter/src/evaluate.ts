@@ -132,6 +132,13 @@ function testRule(r: CompiledRule, w: Walk): number {
   }
   if (r.proto !== 0 && (p.proto === r.proto) === r.protoNeg) return NOMATCH;
   if (r.frag !== 0 && p.fragment !== (r.frag === 1)) return NOMATCH;
+  if (r.l4 !== 0) {
+    // tcp_mt/udp_mt: the protocol must be right and a non-first fragment has no ports.
+    if (p.proto !== r.l4 || p.fragment) return NOMATCH;
+    if ((p.sport >= r.spFrom && p.sport <= r.spTo) === r.spNeg) return NOMATCH;
+    if ((p.dport >= r.dpFrom && p.dport <= r.dpTo) === r.dpNeg) return NOMATCH;
+    if (((p.tcpFlags & r.flMask) === r.flComp) === r.flNeg) return NOMATCH;
+  }
   const mods = r.mods;
   if (mods === null) return MATCH;
   const n = mods.length;
@@ -186,8 +193,9 @@ function nestingWhat(r: CompiledRule): string {
  */
 function walkTable(ct: CompiledTable, hook: Hook, w: Walk, trace: EvalTraceEntry[] | null, policy: UnknownPolicy): Verdict {
   const base = ct.builtin[hook];
-  // A table without this built-in chain is not registered at the hook.
-  if (base === undefined) return ACCEPT_VERDICT;
+  // A table without this built-in chain, or one that does not exist yet (nf_tables creates a table
+  // on first use), is not registered at the hook: nothing runs, nothing is traced.
+  if (base === undefined || ct.absent) return ACCEPT_VERDICT;
   let chain: CompiledChain = base;
   let pos = 0;
   let level = 0;

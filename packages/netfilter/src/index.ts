@@ -75,3 +75,4 @@ export { parseRuleSpec, formatRuleSpec, ruleSpecWords, ruleKey, type ParseRuleSp
 export { listTable, listRules, type ListOptions, type ListRulesOptions } from './listing.ts';
 export { splitRestoreLine, quoteSaveString, type LineWords } from './tokenize.ts';
 export { DEFAULT_IPTABLES_VERSION, type IptablesVersion } from './failure.ts';
+export { diff, formatDiff, type RulesetChange } from './diff.ts';

@@ -259,7 +259,10 @@ class Restorer {
       try {
         applyCommand(d, cmd, version);
       } catch (e) {
-        if (e instanceof Failure && e.argIndex === undefined && cmd.chainArgIndex !== undefined) e.argIndex = cmd.chainArgIndex;
+        // Blame the target for a rule the kernel refuses, else the chain the command names.
+        if (e instanceof Failure && e.argIndex === undefined) {
+          e.argIndex = e.kind === 'kernel' && cmd.targetArgIndex !== undefined ? cmd.targetArgIndex : cmd.chainArgIndex;
+        }
         throw e;
       }
     } catch (e) {

@@ -460,3 +460,16 @@ describe('evaluateTable: goto semantics as measured on Linux', () => {
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
   });
 });
+
+describe('evaluateHook: tables that do not exist yet', () => {
+  it('should run and trace nothing for an absent table, as nf_tables registers no hook for it', () => {
+    const present = ruleset({ filter: { INPUT: [rule({ j: 'ACCEPT' })] } });
+    const rs = { tables: { ...present.tables, mangle: { ...present.tables.mangle, absent: true as const } } };
+    expect(traceLines(evaluateHook(rs, 'INPUT', pkt(), ctx()))).toEqual(['filter:INPUT:1:match', 'nat:INPUT:policy:ACCEPT']);
+    expect(traceLines(evaluateHook(present, 'INPUT', pkt(), ctx()))).toEqual([
+      'mangle:INPUT:policy:ACCEPT',
+      'filter:INPUT:1:match',
+      'nat:INPUT:policy:ACCEPT',
+    ]);
+  });
+});
