@@ -176,6 +176,7 @@ function rawAction(t: TimedAction): RawTimedAction {
 function probe(p: RawProbe): ProbeSpec {
   switch (p.kind) {
     case 'npl-health':
+      return { kind: p.kind, everyMs: ms(p.every), ...opt('annotation', p.annotation) };
     case 'pod-egress':
       return { kind: p.kind, everyMs: ms(p.every) };
     case 'nodeport-health':
@@ -186,6 +187,7 @@ function probe(p: RawProbe): ProbeSpec {
 function rawProbe(p: ProbeSpec): RawProbe {
   switch (p.kind) {
     case 'npl-health':
+      return { kind: p.kind, every: d(p.everyMs), ...opt('annotation', p.annotation) };
     case 'pod-egress':
       return { kind: p.kind, every: d(p.everyMs) };
     case 'nodeport-health':

@@ -4,7 +4,7 @@
  * counterexample as a scenario file with these invariants.
  */
 import { POD_CHURN, RESTARTS, WATCH_FAULTS, controllerProperty, scenarioArbitrary, type ScenarioArbitraryOptions, type SimulationProperty } from '@netsim/check';
-import type { ControllerRegistry, SimScenario } from '@netsim/sim';
+import type { ControllerRegistry, PodSpec, PortSpec, SimScenario } from '@netsim/sim';
 import { buildInvariant } from './invariants.ts';
 import type { InvariantSpec } from './model.ts';
 
@@ -12,7 +12,25 @@ import type { InvariantSpec } from './model.ts';
 export interface FuzzProfile {
   /** Options of `@netsim/check`'s `scenarioArbitrary`, without the controller (filled in by name). */
   readonly scenarios: Omit<ScenarioArbitraryOptions, 'controller'>;
+  /** Adjusts each generated scenario (applied inside the arbitrary, so shrinking keeps it). */
+  readonly adjust?: (s: SimScenario) => SimScenario;
   readonly invariants: readonly InvariantSpec[];
+}
+
+const NPL_PORTS: readonly PortSpec[] = [8080, 8081, 8082].map((port) => ({ port, protocol: 'TCP' as const }));
+
+/**
+ * Antrea programs a rule for every integer targetPort of a selecting Service, declared by the Pod
+ * or not; "no stale DNAT" wants a declared port. Every generated Pod declares all the Service's
+ * target ports, so the profile finds the incident's flaws rather than that difference.
+ */
+function withAllNplPorts(s: SimScenario): SimScenario {
+  const pod = (p: PodSpec): PodSpec => ({ ...p, ports: [...NPL_PORTS] });
+  return {
+    ...s,
+    cluster: { ...s.cluster, ...(s.cluster.pods !== undefined ? { pods: s.cluster.pods.map(pod) } : {}) },
+    timeline: s.timeline.map((t) => (t.action.kind === 'pod.create' ? { ...t, action: { ...t.action, pod: pod(t.action.pod) } } : t)),
+  };
 }
 
 const NPL_ANNOTATION = 'nodeportlocal.antrea.io';
@@ -25,13 +43,14 @@ export const FUZZ_PROFILES: { readonly [family: string]: FuzzProfile } = {
       cluster: {
         nodes: { min: 1, max: 2 },
         initialPods: 2,
-        services: [{ name: 'web', selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8080, protocol: 'TCP' }], annotations: { [`${NPL_ANNOTATION}/enabled`]: 'true' } }],
+        services: [{ name: 'web', selector: { app: 'web' }, ports: NPL_PORTS.map((p, i) => ({ name: `p${i}`, port: 80 + i, targetPort: p.port, protocol: p.protocol })), annotations: { [`${NPL_ANNOTATION}/enabled`]: 'true' } }],
       },
-      pods: { poolSize: 3, maxPorts: 3 },
+      pods: { poolSize: 3, maxPorts: 1 },
       timeline: { kinds: [...POD_CHURN, ...WATCH_FAULTS, ...RESTARTS], maxActions: 8 },
       horizonMs: 20_000,
       settleMs: 3000,
     },
+    adjust: withAllNplPorts,
     invariants: [
       { kind: 'no-stale-dnat', chains: [NPL_CHAIN] },
       { kind: 'annotations-agree', annotation: NPL_ANNOTATION, chain: NPL_CHAIN },
@@ -67,7 +86,7 @@ export function fuzzProfileFor(controller: string, profiles: { readonly [key: st
 export function fuzzProperty(controller: string, profile: FuzzProfile, controllers: ControllerRegistry): SimulationProperty<SimScenario> {
   return controllerProperty({
     name: `${controller} keeps ${profile.invariants.length === 1 ? 'its invariant' : 'its invariants'}`,
-    scenarios: scenarioArbitrary({ ...profile.scenarios, controller: { name: controller } }),
+    scenarios: scenarioArbitrary({ ...profile.scenarios, controller: { name: controller } }).map(profile.adjust ?? ((x) => x)),
     controllers,
     invariants: profile.invariants.map(buildInvariant),
   });

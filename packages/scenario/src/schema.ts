@@ -120,7 +120,7 @@ const TimedAction = v.variant(
 const Probe = v.variant(
   'kind',
   [
-    obj({ kind: v.literal('npl-health'), every: duration() }),
+    obj({ kind: v.literal('npl-health'), every: duration(), annotation: v.optional(str('an annotation key')) }),
     obj({ kind: v.literal('nodeport-health'), service: name(), namespace: ns(), every: duration() }),
     obj({ kind: v.literal('pod-egress'), every: duration() }),
   ],

@@ -6,7 +6,7 @@ import { toyFile } from './fixtures/toyScenario.ts';
 describe('replay', () => {
   it('should meet a violation expectation when the faulty controller leaves stale DNAT in the window', async () => {
     const r = await replay(toyFile(), { controllers: toyControllers });
-    expect(r).toMatchObject({ met: true, seed: 7, expected: 'violation "no stale DNAT" in 6s..10s' });
+    expect(r).toMatchObject({ met: true, seed: 7, expected: 'violation "no stale DNAT" in 7s..10s' });
     expect(r.observed).toMatch(/^violation "no stale DNAT" at \d+ms$/);
     expect(r.mismatch).toBeUndefined();
     expect(r.story.join('\n')).toMatch(/VIOLATION of "no stale DNAT": DNAT tcp --dport 61000 → 198\.18\.0\.\d+:8080 in TOY-DNAT on node-1 is stale/);
@@ -17,7 +17,7 @@ describe('replay', () => {
     const r = await replay({ ...f, scenario: { ...f.scenario, controller: { name: 'toy-dnat:fixed' } } }, { controllers: toyControllers });
     expect(r.met).toBe(false);
     expect(r.observed).toBe('invariants hold');
-    expect(r.mismatch).toBe('expected violation "no stale DNAT" in 6s..10s, but saw invariants hold');
+    expect(r.mismatch).toBe('expected violation "no stale DNAT" in 7s..10s, but saw invariants hold');
   });
 
   it('should meet an ok expectation with the fixed controller', async () => {

@@ -5,6 +5,7 @@
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { CONTROLLERS } from '@netsim/controllers';
 import type { ControllerRegistry } from '@netsim/sim';
 import type { FuzzProfile } from '@netsim/scenario';
 
@@ -17,17 +18,9 @@ function isRecord(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null;
 }
 
-/** The built-in reference controllers (`npl:faulty`, `flannel:fixed`, …). */
-async function builtinControllers(): Promise<ControllerRegistry> {
-  const mod: unknown = await import('@netsim/controllers');
-  // @netsim/controllers exports its registry as CONTROLLERS; read it loosely so this command works before it lands.
-  const reg = isRecord(mod) ? (mod['CONTROLLERS'] ?? mod['controllers']) : undefined;
-  return isRecord(reg) ? (reg as ControllerRegistry) : {};
-}
-
 /** The built-in registry, merged with the `controllers` and `fuzzProfiles` of a user module. */
 export async function loadPlugins(module: string | undefined, builtinProfiles: { readonly [prefix: string]: FuzzProfile }): Promise<Plugins> {
-  const controllers: Record<string, ControllerRegistry[string]> = { ...(await builtinControllers()) };
+  const controllers: Record<string, ControllerRegistry[string]> = { ...CONTROLLERS };
   const fuzzProfiles: Record<string, FuzzProfile> = { ...builtinProfiles };
   if (module !== undefined) {
     const mod: unknown = await import(pathToFileURL(resolve(module)).href);

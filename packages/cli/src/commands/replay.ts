@@ -16,6 +16,8 @@ export interface ReplayCliOptions {
   readonly trace?: string | true;
   readonly json?: boolean;
   readonly fullStory?: boolean;
+  /** Print the story of every scenario, not only of violations and findings. */
+  readonly stories?: boolean;
   readonly controllers?: string;
 }
 
@@ -134,7 +136,7 @@ export async function runReplay(paths: readonly string[], opts: ReplayCliOptions
     if (r.error !== undefined) out(`\n${r.path} could not be run:\n${r.error}\n`);
     const res = r.result;
     if (res === undefined) continue;
-    if (res.outcome.status !== 'ok') out(`\n${r.name} (${r.controller}, seed ${res.seed}): ${res.observed}\n${storyText(res, opts.fullStory === true)}\n`);
+    if (res.outcome.status !== 'ok' || opts.stories === true) out(`\n${r.name} (${r.controller}, seed ${res.seed}): ${res.observed}\n${storyText(res, opts.fullStory === true)}\n`);
     if (!res.met) out(`${r.name}: NOT MET: ${res.mismatch ?? ''}\n`);
   }
   const met = rows.length - failed.length;
@@ -157,6 +159,7 @@ export function replayCommand(): Command {
     .option('--trace [file]', 'write the JSON-lines trace of every run to FILE (or stdout when no file or "-")')
     .option('--json', 'print a JSON report instead of the table', false)
     .option('--full-story', `print whole stories (default: the last ${STORY_TAIL} lines)`, false)
+    .option('--stories', 'print the story of every scenario, not only of those that broke an invariant', false)
     .option('--controllers <module>', 'a module exporting more controllers ("controllers": a registry by name)')
     .action(async (paths: string[], opts: ReplayCliOptions) => {
       process.exitCode = await runReplay(paths, opts);

@@ -29,7 +29,7 @@ describe('netsim replay', () => {
     const out = c.out();
     expect(out.split('\n')[0]).toBe('netsim replay: 1 scenario, each with the seed in its file');
     expect(out).toMatch(/^scenario {19}controller {7}seed {2}expected {30}observed {29}verdict$/m);
-    expect(out).toMatch(/^toy-recreate-in-watch-gap {2}toy-dnat:faulty {2}7 {5}violation "no stale DNAT" in 6s\.\.10s {2}violation "no stale DNAT" at \d+ms {2}met$/m);
+    expect(out).toMatch(/^toy-recreate-in-watch-gap {2}toy-dnat:faulty {2}7 {5}violation "no stale DNAT" in 7s\.\.10s {2}violation "no stale DNAT" at \d+ms {2}met$/m);
     expect(out).toMatch(/^toy-recreate-in-watch-gap \(toy-dnat:faulty, seed 7\): violation "no stale DNAT" at \d+ms\n1\. t=0ms simulation starts: seed 7$/m);
     expect(out).toMatch(/^\d+\. t=\d+ms VIOLATION of "no stale DNAT": DNAT tcp --dport 61000/m);
     expect(out.trimEnd().split('\n').at(-1)).toBe('1 of 1 scenario met its expectation');
@@ -45,7 +45,7 @@ describe('netsim replay', () => {
     const out = c.out();
     expect(out.split('\n')[0]).toBe('netsim replay: 1 scenario, seed 11 (--seed)');
     expect(out).toMatch(/ {2}invariants hold {2}NOT MET$/m);
-    expect(out).toContain('toy-recreate-in-watch-gap: NOT MET: expected violation "no stale DNAT" in 6s..10s, but saw invariants hold\n');
+    expect(out).toContain('toy-recreate-in-watch-gap: NOT MET: expected violation "no stale DNAT" in 7s..10s, but saw invariants hold\n');
     expect(out).toContain(`reproduce with: pnpm netsim replay ${path} --seed 11\n`);
   });
 
