@@ -94,10 +94,22 @@ function baseSysctls(t: Topology): Sysctls {
   return s;
 }
 
-function sysctlArgs(s: Sysctls): string[] {
-  return Object.keys(s)
+/**
+ * Writes sysctls inside a namespace through /proc/sys (whose net/ entries belong to the writer's
+ * network namespace), with `sh` alone: no dependency on procps' `sysctl`. Keys are dotted names
+ * without dots inside components, as all the lab's are.
+ */
+function writeSysctls(netns: string, s: Sysctls): void {
+  const pairs = Object.keys(s)
     .sort()
     .map((k) => `${k}=${s[k]}`);
+  const script = 'for kv in "$@"; do k=${kv%%=*}; printf %s "${kv#*=}" > "/proc/sys/$(printf %s "$k" | tr . /)" || exit 1; done';
+  runIn(netns, 'sh', ['-c', script, 'sh', ...pairs]);
+}
+
+/** Reads one sysctl of a namespace (for tests and diagnostics). */
+export function readSysctl(netns: string, key: string): string {
+  return runIn(netns, 'cat', [`/proc/sys/${key.replace(/\./g, '/')}`]).trim();
 }
 
 /**
@@ -148,7 +160,7 @@ export class Lab {
         createNetns(ns);
         created.push(ns);
         // Before any link exists, so no interface ever gets IPv6 (no DAD, no router solicitations).
-        runIn(ns, 'sysctl', ['-q', '-w', 'net.ipv6.conf.all.disable_ipv6=1', 'net.ipv6.conf.default.disable_ipv6=1']);
+        writeSysctls(ns, { 'net.ipv6.conf.all.disable_ipv6': 1, 'net.ipv6.conf.default.disable_ipv6': 1 });
       }
       for (const i of topology.ifaces) {
         const peer = topology.peers[i.peer];
@@ -167,7 +179,7 @@ export class Lab {
         batch.push(`route add ${dst}${r.via === undefined ? '' : ` via ${formatIpv4(r.via)}`} dev ${r.dev}`);
       }
       run('ip', ['-n', names.node, '-batch', '-'], { input: batch.join('\n') + '\n' });
-      runIn(names.node, 'sysctl', ['-q', '-w', ...sysctlArgs(baseSysctls(topology))]);
+      writeSysctls(names.node, baseSysctls(topology));
       runIn(names.node, backendTools(backend).restore, [], { input: KEEP_CONNTRACK });
     } catch (e) {
       for (const ns of created) releaseNetns(ns);
@@ -188,7 +200,7 @@ export class Lab {
     if (Object.keys(changed).length > 0) {
       // Forget first: if the write fails half-way, the next reset writes everything again.
       for (const k of Object.keys(changed)) this.written.delete(k);
-      runIn(this.names.node, 'sysctl', ['-q', '-w', ...sysctlArgs(changed)]);
+      writeSysctls(this.names.node, changed);
       for (const [k, v] of Object.entries(changed)) this.written.set(k, v);
     }
     this.restore(state.ruleset);

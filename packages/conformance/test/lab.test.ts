@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { formatIpv4, parseIpv4 as ip } from '@netsim/netfilter';
 import { run } from '../src/exec.ts';
 import { LabCommandError } from '../src/exec.ts';
-import { Lab, type Injection } from '../src/lab.ts';
+import { Lab, readSysctl, type Injection } from '../src/lab.ts';
 import { listNetns } from '../src/netns.ts';
 import { countersFromSave, describeEgress } from '../src/outcome.ts';
 import { PROTO_ICMP, PROTO_TCP, PROTO_UDP, TCP, type PacketSpec } from '../src/packet.ts';
@@ -156,9 +156,11 @@ describe.skipIf(!env.ok)('lab (real kernel in network namespaces)', () => {
 
   it('should write sysctls and read them back from the node', () => {
     lab.reset({ ruleset: ruleset({}), sysctls: { 'net.ipv4.conf.eth1.rp_filter': 2 } });
-    expect(run('ip', ['netns', 'exec', lab.names.node, 'sysctl', '-n', 'net.ipv4.conf.eth1.rp_filter']).trim()).toBe('2');
+    expect(readSysctl(lab.names.node, 'net.ipv4.conf.eth1.rp_filter')).toBe('2');
+    expect(readSysctl(lab.names.node, 'net.ipv4.icmp_ratemask')).toBe('0');
     lab.reset({ ruleset: ruleset({}), sysctls: { 'net.ipv4.conf.eth1.rp_filter': 0 } });
-    expect(run('ip', ['netns', 'exec', lab.names.node, 'sysctl', '-n', 'net.ipv4.conf.eth1.rp_filter']).trim()).toBe('0');
+    expect(readSysctl(lab.names.node, 'net.ipv4.conf.eth1.rp_filter')).toBe('0');
+    expect(readSysctl(lab.names.peers.pod, 'net.ipv6.conf.all.disable_ipv6')).toBe('1');
   });
 
   it('should fail with the real tool error when the kernel refuses a ruleset', () => {
