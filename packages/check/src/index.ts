@@ -3,4 +3,39 @@
  *
  * @packageDocumentation
  */
-export {};
+export {
+  checkProperty,
+  describeOutcome,
+  failureSignature,
+  replayScenario,
+  type CheckFailure,
+  type CheckOptions,
+  type CheckResult,
+  type CheckSuccess,
+  type SimReport,
+  type SimulationProperty,
+} from './runner.ts';
+export {
+  IPTABLES_FAULTS,
+  POD_CHURN,
+  RESTARTS,
+  WATCH_FAULTS,
+  actionArbitrary,
+  clusterArbitrary,
+  podArbitrary,
+  scenarioArbitrary,
+  scheduleArbitrary,
+  timelineArbitrary,
+  type ClusterArbitraryOptions,
+  type PodArbitraryOptions,
+  type ScenarioArbitraryOptions,
+  type TimelineArbitraryOptions,
+} from './arbitraries.ts';
+export {
+  COUNTEREXAMPLE_FORMAT,
+  controllerProperty,
+  counterexampleJson,
+  exportCounterexample,
+  type ControllerPropertyOptions,
+  type Counterexample,
+} from './property.ts';

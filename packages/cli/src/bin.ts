@@ -3,11 +3,16 @@
  * `netsim` — the command line. Each subcommand lives in `commands/` and registers itself here.
  */
 import { Command } from 'commander';
+import { registerRulesetCommand } from './commands/ruleset.ts';
+import { traceCommand } from './commands/trace.ts';
 
 const program = new Command();
 program
   .name('netsim')
   .description('Deterministic network simulator for Kubernetes node-networking controllers')
   .version('0.1.0');
+program.addCommand(traceCommand());
+
+registerRulesetCommand(program);
 
 await program.parseAsync(process.argv);

@@ -385,7 +385,7 @@ export class ApiServer {
       }
     }
     if (req.timeoutMs !== undefined) {
-      this.runtime.scheduler.schedule(req.timeoutMs, 'kube.watch.timeout', () => w.close());
+      this.runtime.scheduler.schedule(req.timeoutMs, `kube.watch.timeout ${w.id}`, () => w.close());
     }
     return w;
   }
@@ -619,7 +619,14 @@ export class ApiServer {
         apiVersion: 'v1',
         kind: 'Service',
         metadata: meta,
-        spec: { type, clusterIP, ...(input.spec.selector !== undefined ? { selector: { ...input.spec.selector } } : {}), ports: finalPorts, ...(etp !== undefined ? { externalTrafficPolicy: etp } : {}) },
+        // An empty selector is dropped on the wire (omitempty), so it means "no selector", as in the real API.
+        spec: {
+          type,
+          clusterIP,
+          ...(input.spec.selector !== undefined && Object.keys(input.spec.selector).length > 0 ? { selector: { ...input.spec.selector } } : {}),
+          ports: finalPorts,
+          ...(etp !== undefined ? { externalTrafficPolicy: etp } : {}),
+        },
         status: cur?.status ?? { loadBalancer: { ingress: [] } },
       };
     } catch (e) {
@@ -668,7 +675,8 @@ export class ApiServer {
     switch (cur.kind) {
       case 'Pod': {
         const o = obj as Pod;
-        if (!deepEqual(normalizePodSpec(o.spec), cur.spec)) {
+        // Objects produced from the stored one share its untouched spec: skip the deep compare.
+        if (o.spec !== cur.spec && !deepEqual(normalizePodSpec(o.spec), cur.spec)) {
           throw invalidError('Pod', cur.metadata.name, [{ field: 'spec', type: 'Forbidden', detail: POD_SPEC_FORBIDDEN }]);
         }
         return { ...cur, metadata: meta };

@@ -72,3 +72,49 @@ export {
 } from './apiServer.ts';
 export type { WatchEvent, WatchEventType, WatchHandle } from './watch.ts';
 export { TraceRecorder, formatTraceEvent, type KubeTraceEvent, type KubeTraceSink, type KubeTraceType, type TraceValue } from './trace.ts';
+export {
+  deletedObject,
+  describeDelta,
+  isTombstone,
+  tombstone,
+  type DeleteArg,
+  type DeletedFinalStateUnknown,
+  type Delta,
+  type DeltaType,
+  type InformerQueue,
+  type KnownObjects,
+  type PopResult,
+  type QueueMode,
+} from './fifo.ts';
+export { DeltaFifo } from './deltaFifo.ts';
+export { RealFifo } from './realFifo.ts';
+export { BackoffManager, type BackoffOptions } from './backoff.ts';
+export type { WatchTimeoutOptions } from './reflector.ts';
+export {
+  Informer,
+  type HandlerOptions,
+  type HandlerRegistration,
+  type InformerOptions,
+  type Lister,
+  type ResourceEventHandler,
+} from './informer.ts';
+export {
+  BucketRateLimiter,
+  ItemExponentialFailureRateLimiter,
+  ItemFastSlowRateLimiter,
+  MaxOfRateLimiter,
+  defaultControllerRateLimiter,
+  type RateLimiter,
+} from './rateLimiter.ts';
+export { WorkQueue, type WorkQueueOptions, type WorkQueueSignal } from './workqueue.ts';
+export { NodeIpam, type IpamPolicy } from './ipam.ts';
+export { Kubelet, type KubeletOptions } from './kubelet.ts';
+export {
+  EndpointSliceController,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  SERVICE_NAME_LABEL,
+  type EndpointSliceControllerOptions,
+} from './endpointSlices.ts';
+export { AtomicFifo } from './atomicFifo.ts';
+export type { AtomicBatch } from './fifo.ts';

@@ -117,7 +117,7 @@ export class WatchStream<T extends KubeObject = KubeObject> implements WatchHand
     if (until <= this.gapUntil) return;
     this.gapUntil = until;
     this.trace?.({ type: 'kube.watch.gap', at: this.scheduler.now(), fields: { watch: this.id, untilMs: until } });
-    this.scheduler.schedule(d, 'kube.watch.gapEnd', () => {
+    this.scheduler.schedule(d, `kube.watch.gapEnd ${this.id}`, () => {
       if (this.gapUntil !== until || !this.accepting) return;
       this.enqueue({ type: 'ERROR', object: expired(this.rv, this.currentRv()).toStatus() });
     });
@@ -164,7 +164,7 @@ export class WatchStream<T extends KubeObject = KubeObject> implements WatchHand
     if (this.scheduled || this.stopped || this.head >= this.buf.length) return;
     const next = this.buf[this.head] as Item<T>;
     this.scheduled = true;
-    this.scheduler.schedule(Math.max(0, next.at - this.scheduler.now()), 'kube.watch.deliver', () => this.deliver());
+    this.scheduler.schedule(Math.max(0, next.at - this.scheduler.now()), `kube.watch.deliver ${this.id}`, () => this.deliver());
   }
 
   private deliver(): void {

@@ -1,5 +1,16 @@
 import { produce } from 'immer';
-import { ApiServer, manualRuntime, type ApiServerOptions, type Pod, type PodInput, type Protocol } from '../src/index.ts';
+import {
+  ApiServer,
+  isTombstone,
+  manualRuntime,
+  objectKey,
+  type ApiServerOptions,
+  type KubeObject,
+  type Pod,
+  type PodInput,
+  type Protocol,
+  type ResourceEventHandler,
+} from '../src/index.ts';
 
 /** A Pod input with one container and the given ports. */
 export function podInput(
@@ -32,4 +43,27 @@ export function runPod(api: ApiServer, pod: Pod, ip: string, ready = true): Pod 
       d.status.conditions = [{ type: 'Ready', status: ready ? 'True' : 'False' }];
     }),
   );
+}
+
+/** `u3` for the third uid of a CounterIdSource: short enough to read in expectations. */
+export function shortUid(uid: string): string {
+  return `u${parseInt(uid.slice(-12), 16)}`;
+}
+
+function describeObj(o: KubeObject): string {
+  const ip = o.kind === 'Pod' && o.status.podIP !== undefined ? ` ip=${o.status.podIP}` : '';
+  return `${shortUid(o.metadata.uid)} rv=${o.metadata.resourceVersion}${ip}`;
+}
+
+/** A handler that logs every call as a readable line. */
+export function recorder<T extends KubeObject>(): { log: string[]; handler: ResourceEventHandler<T> } {
+  const log: string[] = [];
+  return {
+    log,
+    handler: {
+      onAdd: (o, initial) => log.push(`add ${objectKey(o)} ${describeObj(o)}${initial ? ' initial' : ''}`),
+      onUpdate: (o, n) => log.push(`update ${objectKey(n)} ${describeObj(o)} -> ${describeObj(n)}`),
+      onDelete: (d) => log.push(isTombstone(d) ? `delete ${d.key} tombstone(${describeObj(d.obj)})` : `delete ${objectKey(d)} ${describeObj(d)}`),
+    },
+  };
 }

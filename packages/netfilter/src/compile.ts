@@ -8,7 +8,7 @@ import type { EvalTraceEntry, NatRequest, Verdict } from './evalTypes.ts';
 import { buildRuns, type DispatchRun } from './dispatchIndex.ts';
 import { compileMatch, type ModTest } from './matchers.ts';
 import { prefixMask } from './ip.ts';
-import { BUILTIN_CHAINS, type Hook, type Policy, type Rule, type Ruleset, type Table, type TableName, type Target } from './types.ts';
+import { BUILTIN_CHAINS, type Hook, type Match, type Policy, type Rule, type Ruleset, type Table, type TableName, type Target } from './types.ts';
 
 /** Target opcodes. @internal */
 export const T_NONE = 0;
@@ -51,6 +51,22 @@ export interface CompiledRule {
   readonly outName: string | null;
   readonly outWild: boolean;
   readonly outNeg: boolean;
+  /**
+   * The rule's first `-m tcp`/`-m udp` (without `--tcp-option`), inlined as numbers so the common
+   * port check costs no closure call: 0 when there is none, else the protocol it requires. Only
+   * inlined when no module with a side effect precedes it, so checking it before the other modules
+   * never skips a draw the kernel would make.
+   */
+  readonly l4: number;
+  readonly spFrom: number;
+  readonly spTo: number;
+  readonly spNeg: boolean;
+  readonly dpFrom: number;
+  readonly dpTo: number;
+  readonly dpNeg: boolean;
+  readonly flMask: number;
+  readonly flComp: number;
+  readonly flNeg: boolean;
   /** The modules that are not always true, in order; null when none. */
   readonly mods: readonly ModTest[] | null;
   /** Some module may be undecidable or has side effects: the careful path is needed. */
@@ -91,6 +107,8 @@ export interface CompiledChain {
 /** A compiled table: its chains, and its built-in chains by hook. @internal */
 export interface CompiledTable {
   readonly table: Table;
+  /** The table does not exist in the kernel yet: it is registered at no hook. */
+  readonly absent: boolean;
   readonly chains: ReadonlyMap<string, CompiledChain>;
   readonly builtin: { readonly [H in Hook]?: CompiledChain };
 }
@@ -215,12 +233,21 @@ function compileTarget(t: Target | undefined): TargetCode {
 function compileRule(rule: Rule, index: number, table: TableName, chain: string): CompiledRule {
   const mods: ModTest[] = [];
   let careful = false;
+  let l4: Match | undefined;
+  let sideEffectSeen = false;
   for (const m of rule.matches) {
+    if (l4 === undefined && !sideEffectSeen && (m.kind === 'udp' || (m.kind === 'tcp' && m.option === undefined))) {
+      l4 = m;
+      continue;
+    }
     const t = compileMatch(m, rule);
     if (t === null) continue;
     mods.push(t);
+    if (t.sideEffect) sideEffectSeen = true;
     if (t.sideEffect || t.undecidable) careful = true;
   }
+  const ports = l4 !== undefined && (l4.kind === 'tcp' || l4.kind === 'udp') ? l4 : undefined;
+  const flags = ports?.kind === 'tcp' ? ports.flags : undefined;
   const [inName, inWild, inNeg] = ifaceParts(rule.inIface);
   const [outName, outWild, outNeg] = ifaceParts(rule.outIface);
   const src = rule.src;
@@ -244,6 +271,16 @@ function compileRule(rule: Rule, index: number, table: TableName, chain: string)
     outName,
     outWild,
     outNeg,
+    l4: ports === undefined ? 0 : ports.kind === 'tcp' ? 6 : 17,
+    spFrom: ports?.sport?.range.from ?? 0,
+    spTo: ports?.sport?.range.to ?? 65535,
+    spNeg: ports?.sport?.negate ?? false,
+    dpFrom: ports?.dport?.range.from ?? 0,
+    dpTo: ports?.dport?.range.to ?? 65535,
+    dpNeg: ports?.dport?.negate ?? false,
+    flMask: flags?.mask ?? 0,
+    flComp: flags?.comp ?? 0,
+    flNeg: flags?.negate ?? false,
     mods: mods.length === 0 ? null : mods,
     careful,
     op: tc.op,
@@ -291,7 +328,7 @@ function compileTableUncached(table: Table, opts: Required<CompileOptions>): Com
     const c = chains.get(h);
     if (c !== undefined) builtin[h] = c;
   }
-  return { table, chains, builtin };
+  return { table, absent: table.absent === true, chains, builtin };
 }
 
 function optionsKey(o: Required<CompileOptions>): string {

@@ -24,14 +24,24 @@ export class NetfilterError extends Error {
   override readonly name = 'NetfilterError';
   readonly code: NetfilterErrorCode;
   readonly location?: SourceLocation;
-  /** The process exit status the real tool would have returned (1 or 2 for iptables). */
+  /** The process exit status the real tool would have returned (1, 2 or 4 for iptables). */
   readonly exitCode: number;
+  /**
+   * What the real tool prints on stderr for this failure (e.g. `iptables-restore: line 5 failed: …`),
+   * when netsim imitates one. `message` is the netsim-style explanation naming the input.
+   */
+  readonly stderr?: string;
 
-  constructor(code: NetfilterErrorCode, message: string, opts: { location?: SourceLocation; exitCode?: number } = {}) {
+  constructor(
+    code: NetfilterErrorCode,
+    message: string,
+    opts: { location?: SourceLocation; exitCode?: number; stderr?: string } = {},
+  ) {
     super(message);
     this.code = code;
     if (opts.location !== undefined) this.location = opts.location;
     this.exitCode = opts.exitCode ?? 1;
+    if (opts.stderr !== undefined) this.stderr = opts.stderr;
   }
 }
 

@@ -17,32 +17,9 @@
  *   --notrack and rules without a target continue.
  * - Undecidable modules and targets follow {@link UnknownPolicy}; see `docs/netfilter.md`.
  */
-import {
-  ACCEPT_VERDICT,
-  compile,
-  isCompiled,
-  T_ACCEPT,
-  T_CONNMARK_RESTORE,
-  T_CONNMARK_SAVE,
-  T_CONNMARK_SET,
-  T_CONTINUE,
-  T_DROP,
-  T_GOTO,
-  T_JUMP,
-  T_MARK,
-  T_NAT,
-  T_NONE,
-  T_NOTRACK,
-  T_REJECT,
-  T_RETURN,
-  T_TRACE,
-  T_UNKNOWN,
-  type CompiledChain,
-  type CompiledRule,
-  type CompiledRuleset,
-  type CompiledTable,
-} from './compile.ts';
-import { nextCandidate } from './dispatchIndex.ts';
+import * as C from './compile.ts';
+import type { CompiledChain, CompiledRule, CompiledRuleset, CompiledTable } from './compile.ts';
+import * as D from './dispatchIndex.ts';
 import type {
   ConntrackView,
   EvalContext,
@@ -55,20 +32,8 @@ import type {
   UnknownPolicy,
   Verdict,
 } from './evalTypes.ts';
-import {
-  CT_DNAT,
-  CT_ESTABLISHED,
-  CT_INVALID,
-  CT_NEW,
-  CT_RELATED,
-  CT_SNAT,
-  CT_UNTRACKED,
-  MATCH,
-  NOMATCH,
-  UNDECIDED,
-  type ModTest,
-  type Walk,
-} from './matchers.ts';
+import * as M from './matchers.ts';
+import type { ModTest, Walk } from './matchers.ts';
 import type { Hook, Ruleset, TableName } from './types.ts';
 
 /**
@@ -82,6 +47,40 @@ export const HOOK_TABLES: { readonly [H in Hook]: readonly TableName[] } = {
   OUTPUT: ['raw', 'mangle', 'nat', 'filter'],
   POSTROUTING: ['mangle', 'nat'],
 };
+
+// Module-local copies of the hot path's imported constants and functions. Module transforms (tsx,
+// vitest) compile every access to an imported binding into a getter call, which in the rule loop
+// cost more than the matching itself.
+const ACCEPT_VERDICT = C.ACCEPT_VERDICT;
+const T_NONE = C.T_NONE;
+const T_ACCEPT = C.T_ACCEPT;
+const T_DROP = C.T_DROP;
+const T_REJECT = C.T_REJECT;
+const T_RETURN = C.T_RETURN;
+const T_JUMP = C.T_JUMP;
+const T_GOTO = C.T_GOTO;
+const T_NAT = C.T_NAT;
+const T_MARK = C.T_MARK;
+const T_CONNMARK_SET = C.T_CONNMARK_SET;
+const T_CONNMARK_SAVE = C.T_CONNMARK_SAVE;
+const T_CONNMARK_RESTORE = C.T_CONNMARK_RESTORE;
+const T_CONTINUE = C.T_CONTINUE;
+const T_NOTRACK = C.T_NOTRACK;
+const T_TRACE = C.T_TRACE;
+const T_UNKNOWN = C.T_UNKNOWN;
+const NOMATCH = M.NOMATCH;
+const MATCH = M.MATCH;
+const UNDECIDED = M.UNDECIDED;
+const CT_INVALID = M.CT_INVALID;
+const CT_NEW = M.CT_NEW;
+const CT_ESTABLISHED = M.CT_ESTABLISHED;
+const CT_RELATED = M.CT_RELATED;
+const CT_UNTRACKED = M.CT_UNTRACKED;
+const CT_SNAT = M.CT_SNAT;
+const CT_DNAT = M.CT_DNAT;
+const nextCandidate = D.nextCandidate;
+const compile = C.compile;
+const isCompiled = C.isCompiled;
 
 /** nf_tables refuses jumps/gotos nested deeper than this at load ("Too many links"). */
 export const MAX_CHAIN_LEVEL = 15;
@@ -133,6 +132,13 @@ function testRule(r: CompiledRule, w: Walk): number {
   }
   if (r.proto !== 0 && (p.proto === r.proto) === r.protoNeg) return NOMATCH;
   if (r.frag !== 0 && p.fragment !== (r.frag === 1)) return NOMATCH;
+  if (r.l4 !== 0) {
+    // tcp_mt/udp_mt: the protocol must be right and a non-first fragment has no ports.
+    if (p.proto !== r.l4 || p.fragment) return NOMATCH;
+    if ((p.sport >= r.spFrom && p.sport <= r.spTo) === r.spNeg) return NOMATCH;
+    if ((p.dport >= r.dpFrom && p.dport <= r.dpTo) === r.dpNeg) return NOMATCH;
+    if (((p.tcpFlags & r.flMask) === r.flComp) === r.flNeg) return NOMATCH;
+  }
   const mods = r.mods;
   if (mods === null) return MATCH;
   const n = mods.length;
@@ -187,15 +193,15 @@ function nestingWhat(r: CompiledRule): string {
  */
 function walkTable(ct: CompiledTable, hook: Hook, w: Walk, trace: EvalTraceEntry[] | null, policy: UnknownPolicy): Verdict {
   const base = ct.builtin[hook];
-  // A table without this built-in chain is not registered at the hook.
-  if (base === undefined) return ACCEPT_VERDICT;
+  // A table without this built-in chain, or one that does not exist yet (nf_tables creates a table
+  // on first use), is not registered at the hook: nothing runs, nothing is traced.
+  if (base === undefined || ct.absent) return ACCEPT_VERDICT;
   let chain: CompiledChain = base;
   let pos = 0;
   let level = 0;
   let sp = 0;
-  const stackChain: CompiledChain[] = [];
-  const stackPos: number[] = [];
-  const stackLevel: number[] = [];
+  // Return points: (chain, position, level) triples, allocated on the first jump only.
+  let stack: (CompiledChain | number)[] | null = null;
   for (;;) {
     const rules = chain.rules;
     const n = rules.length;
@@ -285,14 +291,15 @@ function walkTable(ct: CompiledTable, hook: Hook, w: Walk, trace: EvalTraceEntry
           const target = r.target;
           if (target === null || level >= MAX_CHAIN_LEVEL) {
             const what = target === null ? `jump to ${r.targetName}: no such chain` : nestingWhat(r);
-            if (trace !== null) trace.push({ kind: 'rule', table: chain.table, chain: chain.name, index: r.index, outcome: 'match', unknown: what });
+            if (trace !== null && res === MATCH) trace.push({ kind: 'rule', table: chain.table, chain: chain.name, index: r.index, outcome: 'match', unknown: what });
             return unknownVerdict(r, chain, what);
           }
           if (r.op === T_JUMP) {
-            stackChain[sp] = chain;
-            stackPos[sp] = pos + 1;
-            stackLevel[sp] = level;
-            sp++;
+            stack ??= [];
+            stack[sp] = chain;
+            stack[sp + 1] = pos + 1;
+            stack[sp + 2] = level;
+            sp += 3;
           }
           chain = target;
           pos = 0;
@@ -301,7 +308,8 @@ function walkTable(ct: CompiledTable, hook: Hook, w: Walk, trace: EvalTraceEntry
           break;
         }
         case T_UNKNOWN:
-          if (trace !== null) trace.push({ kind: 'rule', table: chain.table, chain: chain.name, index: r.index, outcome: 'match', unknown: r.unknownTarget });
+          // (After an assumed match the rule's entry is already there; the verdict names the target.)
+          if (trace !== null && res === MATCH) trace.push({ kind: 'rule', table: chain.table, chain: chain.name, index: r.index, outcome: 'match', unknown: r.unknownTarget });
           return unknownVerdict(r, chain, r.unknownTarget);
         default:
           throw new Error(`netfilter evaluate: unhandled target opcode ${r.op}`);
@@ -321,16 +329,20 @@ function walkTable(ct: CompiledTable, hook: Hook, w: Walk, trace: EvalTraceEntry
       if (trace !== null) trace.push(base.tracePolicy as EvalTraceEntry);
       return base.policyVerdict as Verdict;
     }
-    sp--;
-    chain = stackChain[sp] as CompiledChain;
-    pos = stackPos[sp] as number;
-    level = stackLevel[sp] as number;
+    sp -= 3;
+    const frames = stack as (CompiledChain | number)[];
+    chain = frames[sp] as CompiledChain;
+    pos = frames[sp + 1] as number;
+    level = frames[sp + 2] as number;
   }
 }
 
+const NO_TRACE: readonly EvalTraceEntry[] = Object.freeze([]);
+
 function result(verdict: Verdict, w: Walk, trace: EvalTraceEntry[] | null): EvalResult {
-  const base = { verdict, mark: w.mark, ctmark: w.ctmark, notrack: w.notrack, traced: w.traced, trace: trace ?? [] };
-  return w.nat === null ? base : { ...base, nat: w.nat };
+  const t = trace ?? NO_TRACE;
+  if (w.nat === null) return { verdict, mark: w.mark, ctmark: w.ctmark, notrack: w.notrack, traced: w.traced, trace: t };
+  return { verdict, nat: w.nat, mark: w.mark, ctmark: w.ctmark, notrack: w.notrack, traced: w.traced, trace: t };
 }
 
 function compiledOf(rs: Ruleset | CompiledRuleset): CompiledRuleset {

@@ -66,5 +66,13 @@ export {
   tryParseCidr,
   tryParseIpv4,
 } from './ip.ts';
-export { emptyRuleset, emptyTable, isBuiltinChain, isTableName } from './ruleset.ts';
+export { emptyRuleset, emptyTable, freshRuleset, isBuiltinChain, isTableName } from './ruleset.ts';
 export { NetfilterError, isNetfilterError, type NetfilterErrorCode, type SourceLocation } from './errors.ts';
+export { parseSave, formatSave, SAVE_TABLE_ORDER, type ParseSaveOptions, type FormatSaveOptions } from './save.ts';
+export { restore, tryRestore, type RestoreOptions, type RestoreFailure } from './restore.ts';
+export { exec, type ExecOptions, type ExecResult } from './exec.ts';
+export { parseRuleSpec, formatRuleSpec, ruleSpecWords, ruleKey, type ParseRuleSpecOptions } from './ruleSpec.ts';
+export { listTable, listRules, type ListOptions, type ListRulesOptions } from './listing.ts';
+export { splitRestoreLine, quoteSaveString, type LineWords } from './tokenize.ts';
+export { DEFAULT_IPTABLES_VERSION, type IptablesVersion } from './failure.ts';
+export { diff, formatDiff, type RulesetChange } from './diff.ts';

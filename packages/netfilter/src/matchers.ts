@@ -7,7 +7,7 @@
  * @internal
  */
 import type { EvalContext, NatRequest, Packet } from './evalTypes.ts';
-import { statisticNthMatches, statisticRandomMatches } from './statistic.ts';
+import * as S from './statistic.ts';
 import type { AddrType, CtState, Match, Rule } from './types.ts';
 
 export const NOMATCH = 0;
@@ -24,6 +24,10 @@ export const CT_RELATED = 8;
 export const CT_UNTRACKED = 16;
 export const CT_SNAT = 32;
 export const CT_DNAT = 64;
+
+// Local copies: module transforms turn each access to an imported function into a getter call.
+const statisticNthMatches = S.statisticNthMatches;
+const statisticRandomMatches = S.statisticRandomMatches;
 
 const CT_BIT: { readonly [S in CtState]: number } = {
   INVALID: CT_INVALID,

@@ -24,6 +24,15 @@ export function emptyRuleset(): Ruleset {
   };
 }
 
+/**
+ * A fresh nf_tables host: no table exists yet, so `iptables-save` prints nothing. Every table is
+ * marked `absent` and holds its built-in chains, so listing and evaluation work as on a real host.
+ */
+export function freshRuleset(): Ruleset {
+  const absent = (name: TableName): Table => ({ ...emptyTable(name), absent: true });
+  return { tables: { raw: absent('raw'), mangle: absent('mangle'), nat: absent('nat'), filter: absent('filter') } };
+}
+
 export function isBuiltinChain(table: TableName, chain: string): chain is Hook {
   return (BUILTIN_CHAINS[table] as readonly string[]).includes(chain);
 }

@@ -12,7 +12,7 @@
  *   packets 3, 6.
  * - `!` inverts either mode after the draw or the count.
  */
-import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
+import { xoroshiro128plusFromState } from 'pure-rand/generator/xoroshiro128plus';
 import type { EvalState } from './evalTypes.ts';
 import type { Rule } from './types.ts';
 
@@ -29,18 +29,33 @@ export function createEvalState(): EvalState {
   return { nthCounters: new WeakMap<Rule, number>() };
 }
 
+/** splitmix32: spreads a small seed over 32 well-mixed bits (one step per call). */
+function splitmix32(state: { x: number }): number {
+  state.x = (state.x + 0x9e3779b9) | 0;
+  let z = state.x;
+  z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
+  z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
+  return (z ^ (z >>> 16)) | 0;
+}
+
 /**
  * A deterministic source of uniform draws in [0, 2^31) for `EvalContext.random31`, from a seed
  * (xoroshiro128+ from pure-rand). The simulator derives its own from the run's PRNG; this one is
  * for tools and tests that have only a seed.
+ *
+ * The 128-bit state is filled from the seed through splitmix32: seeding xoroshiro128+ with a
+ * small integer directly leaves most of its state zero, and its first outputs for seeds 0, 1, 2, …
+ * are then all close to 2^31 (a `--probability 0.5` rule would never match on the first packet).
+ * Draws take the generator's top 31 bits, the well-mixed ones.
  *
  * @example
  * const random31 = seededRandom31(42);
  * random31(); // the same sequence for the same seed, every run
  */
 export function seededRandom31(seed: number): () => number {
-  const rng = xoroshiro128plus(seed | 0);
-  return () => rng.next() & 0x7fffffff;
+  const mix = { x: seed | 0 };
+  const rng = xoroshiro128plusFromState([splitmix32(mix), splitmix32(mix), splitmix32(mix), splitmix32(mix) | 1]);
+  return () => rng.next() >>> 1;
 }
 
 /**

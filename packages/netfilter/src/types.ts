@@ -281,6 +281,13 @@ export interface Chain {
 export interface Table {
   readonly name: TableName;
   /**
+   * `true` when the table does not exist in the kernel yet. With nf_tables a table is created on
+   * first use (`-A`, `-I`, `-N`, `-P`, `-F CHAIN`, an `iptables-restore` of `*table`), and
+   * `iptables-save` prints only tables that exist. An absent table holds just its built-in chains
+   * (policy ACCEPT, no rules) and evaluates like an empty table. Absent from the object otherwise.
+   */
+  readonly absent?: true;
+  /**
    * Chains by name. Built-in chains always exist; user chains print in name order in
    * `iptables-save` (strcmp order), which the formatter applies, so no order is stored here.
    */

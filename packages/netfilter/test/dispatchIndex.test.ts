@@ -91,6 +91,13 @@ describe('dispatch index: evaluation', () => {
   });
 });
 
+/**
+ * The default run is CI-sized and seeded. A longer campaign:
+ * `NETSIM_EVAL_RUNS=50000 NETSIM_EVAL_SEED=7 pnpm vitest run --project @netsim/netfilter dispatchIndex`.
+ */
+const RUNS = Number(process.env.NETSIM_EVAL_RUNS ?? 400);
+const SEED = Number(process.env.NETSIM_EVAL_SEED ?? 20240611);
+
 describe('dispatch index: property', () => {
   function run(compiled: ReturnType<typeof compile>, packets: readonly Packet[], hook: Parameters<typeof evaluateHook>[1], unknown: UnknownPolicy, seed: number) {
     let draws = 0;
@@ -130,12 +137,12 @@ describe('dispatch index: property', () => {
           sawCandidate += indexed.results.filter((r) => r.trace.some((e, j) => e.kind === 'skip' && r.trace[j + 1]?.kind === 'rule')).length;
         },
       ),
-      { seed: 20240611, numRuns: 400 },
+      { seed: SEED, numRuns: RUNS },
     );
     // Coverage marks: the index really skipped rules and really landed on candidates.
     expect(sawSkip).toBeGreaterThan(50);
     expect(sawCandidate).toBeGreaterThan(10);
-  });
+  }, Math.max(10_000, RUNS * 10));
 
   it('should never let the index hide a statistic draw or an nth count', () => {
     const nth: Match = { kind: 'statistic', mode: 'nth', every: 2, packet: 0, negate: false };

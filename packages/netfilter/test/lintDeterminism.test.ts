@@ -4,6 +4,10 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 
+// ESLint's type-aware setup builds a TypeScript program on first use, which can take many seconds
+// on a loaded 2-core machine; the timeout is a bound on that setup, not a speed assertion.
+const LINT_SETUP_TIMEOUT_MS = 120_000;
+
 describe('lint: determinism ban is configured for library sources', () => {
   it('should report each wall-clock, randomness and timer use in a package src file, naming the replacement', async () => {
     const eslint = new ESLint({ cwd: root });
@@ -22,11 +26,11 @@ describe('lint: determinism ban is configured for library sources', () => {
     const lines = messages.map((m) => m.line).sort((x, y) => x - y);
     expect(lines).toEqual([1, 2, 3, 4, 4, 5]);
     expect(messages.find((m) => m.line === 1)?.message).toContain('seeded PRNG');
-  });
+  }, LINT_SETUP_TIMEOUT_MS);
 
   it('should allow the wall clock in the CLI (progress bars), outside library sources', async () => {
     const eslint = new ESLint({ cwd: root });
     const [result] = await eslint.lintText('export const t = Date.now();\n', { filePath: `${root}packages/cli/src/bin.ts` });
     expect((result?.messages ?? []).filter((m) => m.ruleId?.startsWith('no-restricted'))).toEqual([]);
-  });
+  }, LINT_SETUP_TIMEOUT_MS);
 });

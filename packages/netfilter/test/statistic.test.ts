@@ -18,6 +18,20 @@ describe('seededRandom31', () => {
     expect(take(42)).not.toEqual(take(43));
   });
 
+  it('should make the first draws of consecutive seeds uniform (small seeds are mixed, not used raw)', () => {
+    const n = 4000;
+    for (const k of [0, 1, 2]) {
+      let low = 0;
+      for (let seed = 0; seed < n; seed++) {
+        const r = seededRandom31(seed);
+        let v = 0;
+        for (let i = 0; i <= k; i++) v = r();
+        if (v < STATISTIC_SCALE / 2) low++;
+      }
+      expect(Math.abs(low - n / 2)).toBeLessThan(tolerance(n, 0.5));
+    }
+  });
+
   it('should draw 31-bit non-negative integers', () => {
     const r = seededRandom31(7);
     for (let i = 0; i < 10000; i++) {

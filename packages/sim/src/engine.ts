@@ -247,6 +247,7 @@ export class Engine {
   #stop: RunOutcome | null = null;
   #ownerCounts = new Map<string, number>();
   readonly #owners = new Map<string, OwnerRecord>();
+  readonly #rechecks = new Set<number>();
 
   constructor(opts: EngineOptions) {
     if (!Number.isSafeInteger(opts.seed)) {
@@ -645,7 +646,12 @@ export class Engine {
       for (;;) {
         if (!this.#queue.advance(untilMs)) {
           if (untilMs === Number.POSITIVE_INFINITY) return this.#outcome({ status: 'ok', reason: 'idle' });
+          // Time passes to the horizon; invariants look at the world one last time there, so a
+          // problem that outlived its settle time after the last step is still caught.
+          const moved = untilMs > this.now();
           this.#queue.advanceIdleTo(untilMs);
+          const violated = moved ? this.#checkInvariants() : null;
+          if (violated !== null) return violated;
           return this.#outcome({ status: 'ok', reason: 'horizon' });
         }
         if (this.#step >= this.bounds.maxSteps) {
@@ -699,17 +705,8 @@ export class Engine {
         if (this.#stop !== null) return this.#stop;
         for (const f of this.#afterStep) f();
         if (this.#stop !== null) return this.#stop;
-        for (const inv of this.#invariants) {
-          const r = inv.check();
-          if (r === undefined) continue;
-          const violation: Violation =
-            typeof r === 'string'
-              ? { invariant: inv.name, message: r, step: this.#step, timeMs: this.now() }
-              : { invariant: inv.name, message: r.message, step: this.#step, timeMs: this.now(), ...(r.state !== undefined ? { state: r.state } : {}) };
-          this.emit('sim.violation', { invariant: inv.name, message: violation.message, ...(violation.state !== undefined ? { state: violation.state } : {}) });
-          this.#stop = this.#outcome({ status: 'violation', violation });
-          return this.#stop;
-        }
+        const violated = this.#checkInvariants();
+        if (violated !== null) return violated;
         if (this.trace.overflowed) {
           this.#stop = this.#outcome({
             status: 'bound',
@@ -722,6 +719,34 @@ export class Engine {
     } finally {
       this.#running = false;
     }
+  }
+
+  /** Check every invariant now; on the first violation set and return the stop outcome. */
+  #checkInvariants(): RunOutcome | null {
+    for (const inv of this.#invariants) {
+      const r = inv.check();
+      if (r === undefined) continue;
+      const violation: Violation =
+        typeof r === 'string'
+          ? { invariant: inv.name, message: r, step: this.#step, timeMs: this.now() }
+          : { invariant: inv.name, message: r.message, step: this.#step, timeMs: this.now(), ...(r.state !== undefined ? { state: r.state } : {}) };
+      this.emit('sim.violation', { invariant: inv.name, message: violation.message, ...(violation.state !== undefined ? { state: violation.state } : {}) });
+      this.#stop = this.#outcome({ status: 'violation', violation });
+      return this.#stop;
+    }
+    return null;
+  }
+
+  /**
+   * Make sure a step happens at `timeMs`, so invariants are checked then (a settle time ending).
+   * One check step per instant, however many ask.
+   */
+  recheckAt(timeMs: number): void {
+    if (!Number.isSafeInteger(timeMs) || timeMs <= this.now() || this.#rechecks.has(timeMs)) return;
+    this.#rechecks.add(timeMs);
+    this.at(timeMs, { kind: 'check', label: 'invariant settle deadline' }, () => {
+      this.#rechecks.delete(timeMs);
+    });
   }
 
   #livelock(): Finding {

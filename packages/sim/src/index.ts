@@ -38,3 +38,75 @@ export {
   type ProcessHandle,
   type Ticker,
 } from './agent.ts';
+export {
+  renderEvent,
+  renderTrace,
+  shortUid,
+  story,
+  type EventRenderer,
+  type RenderLevel,
+  type RenderedLine,
+  type RendererTable,
+} from './render.ts';
+export {
+  IptablesError,
+  createIptablesHandle,
+  isIptablesError,
+  noIptablesFaults,
+  type ExecResult,
+  type IptablesBackend,
+  type IptablesFaultState,
+  type IptablesHandle,
+  type IptablesHandleOptions,
+  type LockWait,
+  type RawResult,
+  type RestoreFlags,
+  type RulesetStore,
+} from './iptables.ts';
+export {
+  annotationsAgreeWithRules,
+  chainNeverEmpty,
+  hasTarget,
+  instantiate,
+  noDuplicateRules,
+  noStaleDnat,
+  probesSucceed,
+  settled,
+  type AnnotationsAgreeOptions,
+  type ChainNeverEmptyOptions,
+  type Invariant,
+  type InvariantSource,
+  type NoDuplicateRulesOptions,
+  type NoStaleDnatOptions,
+  type Problem,
+} from './invariants.ts';
+export { describeDnat, dnatRules, isPodLive, podKey, ruleIdentity, type DnatRule, type IpOwner, type NodeInfo, type ProbeRecord, type WorldView } from './view.ts';
+export {
+  SIM_SCENARIO_FORMAT,
+  validateScenario,
+  type Action,
+  type ActionKind,
+  type ClusterSpec,
+  type NodeSpec,
+  type PodSpec,
+  type PortSpec,
+  type ProbeSpec,
+  type Protocol,
+  type ServicePortSpec,
+  type ServiceSpec,
+  type SimScenario,
+  type TimedAction,
+} from './scenario.ts';
+export {
+  buildControllerContext,
+  type AsyncWorkQueue,
+  type ContextDeps,
+  type ControllerContext,
+  type InformerHandle,
+  type InformerRequest,
+  type Informers,
+  type KubeClient,
+} from './context.ts';
+export { World, type KubeletTimings, type WorldOptions } from './world.ts';
+export { runScenario, type ControllerRegistry, type RunScenarioOptions, type ScenarioReport } from './run.ts';
+export { netfilterBackend } from './netfilterBackend.ts';

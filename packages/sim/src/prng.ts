@@ -101,7 +101,7 @@ export class Prng implements RandomSource {
 }
 
 /** The independent streams of one run, in a fixed order so a seed always maps to the same streams. */
-export const STREAM_NAMES = ['schedule', 'ids', 'world', 'faults'] as const;
+export const STREAM_NAMES = ['schedule', 'ids', 'world', 'faults', 'kube', 'kernel'] as const;
 export type StreamName = (typeof STREAM_NAMES)[number];
 
 /**

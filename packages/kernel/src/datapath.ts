@@ -1,0 +1,898 @@
+/**
+ * One host's packet path, in the kernel's order (hook priorities raw -300, conntrack -200,
+ * mangle -150, nat DNAT -100, filter 0, nat SNAT 100, conntrack confirm last):
+ *
+ * - received, for this host: PREROUTING (raw, conntrack, mangle, nat) → routing decision with
+ *   martian checks and rp_filter → INPUT (mangle, filter, nat) → confirm → socket;
+ * - received, forwarded: PREROUTING → routing decision (ip_forward of the incoming interface,
+ *   rp_filter) → FORWARD (mangle, filter) → POSTROUTING (mangle, nat) → confirm → wire;
+ * - sent by this host: routing → OUTPUT (raw, conntrack, mangle — re-route if the mark changed —,
+ *   nat — re-route if the destination changed —, filter) → POSTROUTING → confirm → wire, or
+ *   back in through `lo` (PREROUTING raw/mangle, INPUT mangle/filter; nat already decided).
+ *
+ * nat chains are walked only while a connection's NAT for that manip type is undecided (its first
+ * packet); afterwards the stored binding rewrites every packet in both directions. REJECT sends
+ * its RST or ICMP error as a locally generated packet attached to the rejected packet's conntrack
+ * entry, so the reply is un-NATed like the kernel's `nf_ct_attach` makes it.
+ *
+ * The hot path uses plain mutable packets; every decision is appended to the run's trace.
+ */
+import {
+  evaluateTable,
+  formatIpv4,
+  formatRuleSpec,
+  type AddrType,
+  type ConntrackView,
+  type EvalContext,
+  type EvalResult,
+  type Hook,
+  type Ipv4,
+  type Packet,
+  type RejectWith,
+  type TableName,
+} from '@netsim/netfilter';
+import {
+  TCP_ACK,
+  TCP_RST,
+  TCP_SYN,
+  UDP_STREAM_AFTER_MS,
+  formatCtEntry,
+  invertTuple,
+  tcpTimeoutSec,
+  tcpTransition,
+  type CtDir,
+  type CtEntry,
+  type Tuple,
+} from './conntrack.ts';
+import { addrTypeOf, fibLookup, routeSource, selectSourceAddr, type FibResult } from './fib.ts';
+import type { Host } from './host.ts';
+import { manipIcmpError, manipPacket, setupNat, type Manip, type NatEnv, type RandomSource } from './nat.ts';
+import {
+  ICMP_DEST_UNREACH,
+  PROTO_ICMP,
+  PROTO_TCP,
+  PROTO_UDP,
+  copyPkt,
+  isIcmpError,
+  pktTuple,
+  viewPkt,
+  type Pkt,
+  type PktOrigin,
+} from './packet.ts';
+import { effectiveAcceptLocal, effectiveRouteLocalnet, effectiveRpFilter } from './sysctl.ts';
+import type { DropSite, MatchedRule, TraceStep } from './trace.ts';
+
+/** The conntrack state a packet carries through one host (`skb->_nfct` and its ctinfo). */
+export interface SkbCt {
+  entry: CtEntry | null;
+  dir: CtDir;
+  state: 'NEW' | 'ESTABLISHED' | 'RELATED' | 'INVALID' | 'UNTRACKED';
+}
+
+const NO_CT: SkbCt = { entry: null, dir: 'original', state: 'INVALID' };
+
+/** What a run provides to the datapath: the clock, randomness, the trace and the wires. */
+export interface RunCtx {
+  readonly nowMs: number;
+  readonly rng: RandomSource;
+  readonly random31: () => number;
+  readonly trace: TraceStep[];
+  nextPktId(): number;
+  /**
+   * Puts a packet on the wire of `iface` toward `nexthop`. Returns false when no neighbour
+   * answers for `nexthop` (the datapath then reports the failure as the kernel does).
+   */
+  transmit(host: Host, iface: string, nexthop: Ipv4, pkt: Pkt): boolean;
+  /** Hands a packet that passed INPUT to the host's stack. */
+  deliver(host: Host, pkt: Pkt, inIface: string, sk: SkbCt): void;
+  /** Host-internal nesting (loopback, overlay, generated replies) in progress; starts at 0. */
+  depth: number;
+}
+
+/** Why a locally generated packet could not even be routed (what the sending call returns). */
+export type SendError = { readonly errno: 'ENETUNREACH' | 'EHOSTUNREACH' | 'EACCES' | 'EINVAL'; readonly reason: string };
+
+/** Outcome of a local send: the app gets an error only when routing fails at once. */
+export type SendOutcome = { readonly ok: true } | ({ readonly ok: false } & SendError);
+
+const MAX_NESTING = 16;
+
+function ip(a: number): string {
+  return formatIpv4(a);
+}
+
+function ends(p: { src: number; dst: number; sport: number; dport: number; proto: number }): string {
+  return p.proto === PROTO_TCP || p.proto === PROTO_UDP ? `${ip(p.src)}:${p.sport} > ${ip(p.dst)}:${p.dport}` : `${ip(p.src)} > ${ip(p.dst)}`;
+}
+
+function drop(host: Host, pkt: Pkt, site: DropSite, reason: string, rc: RunCtx): void {
+  rc.trace.push({ kind: 'drop', host: host.name, packet: viewPkt(pkt), site, reason });
+}
+
+// ---------------------------------------------------------------------------------------------
+// netfilter tables
+
+function nfPacket(p: Pkt, inIf: string | null, outIf: string | null): Packet {
+  return {
+    src: p.src,
+    dst: p.dst,
+    proto: p.proto,
+    sport: p.sport,
+    dport: p.dport,
+    tcpFlags: p.tcpFlags,
+    icmpType: p.icmpType,
+    icmpCode: p.icmpCode,
+    inIface: inIf,
+    outIface: outIf,
+    mark: p.mark,
+    lengthBytes: p.lengthBytes,
+    fragment: false,
+  };
+}
+
+function ctView(sk: SkbCt): ConntrackView {
+  const e = sk.entry;
+  return { state: sk.state, dnat: e?.dstNat ?? false, snat: e?.srcNat ?? false, ctmark: e?.mark ?? 0 };
+}
+
+function evalCtx(host: Host, view: ConntrackView, rc: RunCtx): EvalContext {
+  return {
+    addrType(addr: Ipv4, iface: string | null): AddrType {
+      if (iface === null) return addrTypeOf(host.fib, addr);
+      // --limit-iface-in/out: only addresses of that interface count as LOCAL.
+      const i = host.fib.ifaces.get(iface);
+      if (i?.addrs.some((a) => a.addr === addr) === true) return 'LOCAL';
+      const t = addrTypeOf(host.fib, addr);
+      return t === 'LOCAL' ? 'UNICAST' : t;
+    },
+    conntrack: view,
+    random31: rc.random31,
+    state: host.evalState,
+  };
+}
+
+function tableIsEmpty(host: Host, table: TableName, hook: Hook): boolean {
+  const c = host.ruleset.tables[table].chains[hook];
+  return c === undefined || (c.rules.length === 0 && c.policy !== 'DROP');
+}
+
+interface TableOutcome {
+  readonly res: EvalResult;
+  /** The last matched rule (for a drop site), if any. */
+  readonly last: MatchedRule | null;
+}
+
+const ACCEPT_RESULT: EvalResult = { verdict: { kind: 'ACCEPT' }, mark: 0, ctmark: 0, notrack: false, traced: false, trace: [] };
+
+/** Walks one table at one hook, applies marks, records the walk. */
+function runTable(host: Host, table: TableName, hook: Hook, pkt: Pkt, inIf: string | null, outIf: string | null, view: ConntrackView, sk: SkbCt, rc: RunCtx): TableOutcome {
+  if (tableIsEmpty(host, table, hook)) return { res: { ...ACCEPT_RESULT, mark: pkt.mark, ctmark: sk.entry?.mark ?? 0 }, last: null };
+  const res = evaluateTable(host.compiled, table, hook, nfPacket(pkt, inIf, outIf), evalCtx(host, view, rc));
+  pkt.mark = res.mark;
+  if (sk.entry !== null) sk.entry.mark = res.ctmark;
+  const matched: MatchedRule[] = [];
+  let examined = 0;
+  for (const t of res.trace) {
+    if (t.kind === 'rule') {
+      examined++;
+      if (t.outcome === 'match' || t.assumed === 'match') {
+        const rule = host.ruleset.tables[t.table].chains[t.chain]?.rules[t.index - 1];
+        matched.push({ table: t.table, chain: t.chain, index: t.index, rule: rule === undefined ? `-A ${t.chain} (rule ${t.index})` : `-A ${t.chain} ${formatRuleSpec(rule)}` });
+      }
+    } else if (t.kind === 'skip') examined += t.to - t.from + 1;
+  }
+  rc.trace.push({ kind: 'table', host: host.name, hook, table, verdict: verdictText(res), matched, examined });
+  return { res, last: matched.length > 0 ? (matched[matched.length - 1] ?? null) : null };
+}
+
+function verdictText(res: EvalResult): string {
+  const v = res.verdict;
+  switch (v.kind) {
+    case 'ACCEPT':
+      return res.nat !== undefined ? `ACCEPT (${res.nat.kind})` : 'ACCEPT';
+    case 'DROP':
+      return v.byPolicy ? 'DROP (policy)' : 'DROP';
+    case 'REJECT':
+      return `REJECT --reject-with ${v.with}`;
+    case 'unknown':
+      return `UNKNOWN (${v.reason})`;
+  }
+}
+
+/**
+ * Handles a non-ACCEPT verdict. Returns true when the packet may go on. REJECT sends its reply;
+ * an undecidable rule stops the packet with the reason in the trace.
+ */
+function verdictGoesOn(host: Host, table: TableName, hook: Hook, out: TableOutcome, pkt: Pkt, sk: SkbCt, rc: RunCtx): boolean {
+  const v = out.res.verdict;
+  switch (v.kind) {
+    case 'ACCEPT':
+      return true;
+    case 'DROP': {
+      const chain = v.byPolicy ? hook : (out.last?.chain ?? hook);
+      drop(
+        host,
+        pkt,
+        { stage: 'hook', verdict: 'DROP', hook, table, chain, index: v.byPolicy ? null : (out.last?.index ?? null), rule: v.byPolicy ? null : (out.last?.rule ?? null) },
+        v.byPolicy ? `${table} ${hook} policy DROP` : `${table} ${chain} rule ${out.last?.index ?? '?'}: DROP`,
+        rc,
+      );
+      return false;
+    }
+    case 'REJECT':
+      drop(
+        host,
+        pkt,
+        { stage: 'hook', verdict: 'REJECT', hook, table, chain: out.last?.chain ?? hook, index: out.last?.index ?? null, rule: out.last?.rule ?? null },
+        `${table} ${out.last?.chain ?? hook} rule ${out.last?.index ?? '?'}: REJECT --reject-with ${v.with}`,
+        rc,
+      );
+      rejectReply(host, pkt, v.with, sk, rc);
+      return false;
+    case 'unknown':
+      drop(
+        host,
+        pkt,
+        { stage: 'hook', verdict: 'unknown', hook, table, chain: v.at.chain, index: v.at.index, rule: out.last?.rule ?? null },
+        `undecidable rule ${v.at.table} ${v.at.chain} #${v.at.index}: ${v.reason} (fate unknown)`,
+        rc,
+      );
+      return false;
+  }
+}
+
+/** raw/mangle/filter tables of a hook (nat is handled by {@link natHook}). */
+function runPlain(host: Host, table: TableName, hook: Hook, pkt: Pkt, inIf: string | null, outIf: string | null, sk: SkbCt, rc: RunCtx, view?: ConntrackView): boolean {
+  const out = runTable(host, table, hook, pkt, inIf, outIf, view ?? ctView(sk), sk, rc);
+  return verdictGoesOn(host, table, hook, out, pkt, sk, rc);
+}
+
+// ---------------------------------------------------------------------------------------------
+// conntrack
+
+function ctTrace(host: Host, event: Extract<TraceStep, { kind: 'conntrack' }>['event'], e: CtEntry | null, rc: RunCtx, dir?: CtDir, detail?: string): void {
+  rc.trace.push({
+    kind: 'conntrack',
+    host: host.name,
+    event,
+    entry: e === null ? null : formatCtEntry(e, rc.nowMs),
+    ...(dir !== undefined ? { dir } : {}),
+    ...(detail !== undefined ? { detail } : {}),
+  });
+}
+
+const ICMP_TIMEOUT_SEC = 30;
+const GENERIC_TIMEOUT_SEC = 600;
+
+function newEntry(host: Host, pkt: Pkt, rc: RunCtx): SkbCt {
+  const t = host.config.sysctls.ctTimeouts;
+  const tuple: Tuple = pkt.proto === PROTO_TCP || pkt.proto === PROTO_UDP ? pktTuple(pkt) : { src: pkt.src, dst: pkt.dst, proto: pkt.proto, sport: 0, dport: 0 };
+  if (pkt.proto === PROTO_TCP) {
+    const next = tcpTransition('NONE', 'original', pkt.tcpFlags);
+    if (next === 'IV' || next === 'IG') {
+      ctTrace(host, 'invalid', null, rc, undefined, `(a ${flagsText(pkt.tcpFlags)} segment cannot start a connection)`);
+      return { entry: null, dir: 'original', state: 'INVALID' };
+    }
+    const e = host.conntrack.create(tuple, rc.nowMs, tcpTimeoutSec(next, t));
+    e.tcpState = next;
+    ctTrace(host, 'new', e, rc, 'original');
+    return { entry: e, dir: 'original', state: 'NEW' };
+  }
+  const timeout = pkt.proto === PROTO_UDP ? t.udp : pkt.proto === PROTO_ICMP ? ICMP_TIMEOUT_SEC : GENERIC_TIMEOUT_SEC;
+  const e = host.conntrack.create(tuple, rc.nowMs, timeout);
+  ctTrace(host, 'new', e, rc, 'original');
+  return { entry: e, dir: 'original', state: 'NEW' };
+}
+
+function flagsText(f: number): string {
+  const parts: string[] = [];
+  if ((f & TCP_SYN) !== 0) parts.push('SYN');
+  if ((f & 0x01) !== 0) parts.push('FIN');
+  if ((f & TCP_RST) !== 0) parts.push('RST');
+  if ((f & TCP_ACK) !== 0) parts.push('ACK');
+  return parts.length === 0 ? 'flagless' : parts.join(',');
+}
+
+/** `nf_conntrack_in`: classify the packet, create or update its entry. */
+function conntrackIn(host: Host, pkt: Pkt, notrack: boolean, rc: RunCtx): SkbCt {
+  if (notrack) {
+    ctTrace(host, 'untracked', null, rc, undefined, '(NOTRACK in raw)');
+    return { entry: null, dir: 'original', state: 'UNTRACKED' };
+  }
+  const table = host.conntrack;
+  if (isIcmpError(pkt) && pkt.inner !== null) {
+    const inner = pkt.inner;
+    const hit = table.find(invertTuple({ src: inner.src, dst: inner.dst, proto: inner.proto, sport: inner.sport, dport: inner.dport }), rc.nowMs);
+    if (hit === undefined) {
+      ctTrace(host, 'invalid', null, rc, undefined, '(ICMP error about no known connection)');
+      return { entry: null, dir: 'original', state: 'INVALID' };
+    }
+    ctTrace(host, 'related', hit.entry, rc, hit.dir);
+    return { entry: hit.entry, dir: hit.dir, state: 'RELATED' };
+  }
+  const tuple: Tuple = pkt.proto === PROTO_TCP || pkt.proto === PROTO_UDP ? pktTuple(pkt) : { src: pkt.src, dst: pkt.dst, proto: pkt.proto, sport: 0, dport: 0 };
+  const hit = table.find(tuple, rc.nowMs);
+  if (hit === undefined) return newEntry(host, pkt, rc);
+  const e = hit.entry;
+  const dir = hit.dir;
+  const timeouts = host.config.sysctls.ctTimeouts;
+  const state: SkbCt['state'] = dir === 'reply' || e.seenReply ? 'ESTABLISHED' : 'NEW';
+  if (pkt.proto === PROTO_TCP && e.tcpState !== null) {
+    const old = e.tcpState;
+    const next = tcpTransition(old, dir, pkt.tcpFlags);
+    if (next === 'IV') {
+      ctTrace(host, 'invalid', e, rc, dir, `(${flagsText(pkt.tcpFlags)} is not valid in ${old})`);
+      return { entry: null, dir: 'original', state: 'INVALID' };
+    }
+    if (next !== 'IG') {
+      const isSyn = (pkt.tcpFlags & (TCP_SYN | TCP_ACK | TCP_RST)) === TCP_SYN;
+      if (dir === 'original' && isSyn && (old === 'TIME_WAIT' || old === 'CLOSE')) {
+        // A new SYN on a closed connection's tuple: the kernel kills the old entry and looks again.
+        table.remove(e);
+        ctTrace(host, 'reopened', e, rc, dir, '(SYN on a closed connection: old entry removed)');
+        return newEntry(host, pkt, rc);
+      }
+      if (!e.seenReply && (pkt.tcpFlags & TCP_RST) !== 0) {
+        // "If only reply is a RST, we can consider ourselves not to have an established connection."
+        table.remove(e);
+        ctTrace(host, 'destroyed', e, rc, dir, '(RST before any reply)');
+        return { entry: e, dir, state };
+      }
+      e.tcpState = next;
+      e.expiresMs = rc.nowMs + tcpTimeoutSec(next, timeouts) * 1000;
+      if (!e.assured && (old === 'SYN_RECV' || old === 'ESTABLISHED') && next === 'ESTABLISHED') e.assured = true;
+    }
+  } else if (pkt.proto === PROTO_UDP) {
+    let timeout = timeouts.udp;
+    if (e.seenReply && rc.nowMs > e.createdMs + UDP_STREAM_AFTER_MS) {
+      timeout = timeouts.udpStream;
+      e.assured = true;
+    }
+    e.expiresMs = rc.nowMs + timeout * 1000;
+  } else {
+    e.expiresMs = rc.nowMs + (pkt.proto === PROTO_ICMP ? ICMP_TIMEOUT_SEC : GENERIC_TIMEOUT_SEC) * 1000;
+  }
+  if (dir === 'reply') e.seenReply = true;
+  ctTrace(host, 'established', e, rc, dir);
+  return { entry: e, dir, state };
+}
+
+/** `nf_conntrack_confirm`: an original-direction packet's new entry enters the table. */
+function confirm(host: Host, pkt: Pkt, sk: SkbCt, rc: RunCtx): boolean {
+  const e = sk.entry;
+  if (e === null || e.confirmed || e.dying || sk.dir !== 'original') return true;
+  if (!host.conntrack.confirm(e, rc.nowMs)) {
+    drop(host, pkt, { stage: 'conntrack', check: 'insert-failed' }, 'conntrack insert failed: another entry holds this tuple', rc);
+    return false;
+  }
+  ctTrace(host, 'confirmed', e, rc, 'original');
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// NAT
+
+function natEnv(host: Host, rc: RunCtx): NatEnv {
+  return {
+    table: host.conntrack,
+    rng: rc.rng,
+    nowMs: rc.nowMs,
+    masqueradeAddr: (outIface, nexthop) => selectSourceAddr(host.fib, outIface, nexthop, 'global'),
+  };
+}
+
+/**
+ * The nat table at one hook: walks the chain only while the connection's NAT for this manip is
+ * undecided and the packet is NEW or RELATED (`nf_nat_inet_fn`), then rewrites the packet from
+ * the binding. Returns false when the packet dies here.
+ */
+function natHook(host: Host, hook: Hook, manip: Manip, pkt: Pkt, inIf: string | null, outIf: string | null, nexthop: Ipv4, sk: SkbCt, rc: RunCtx): boolean {
+  const e = sk.entry;
+  if (e === null) {
+    if (!tableIsEmpty(host, 'nat', hook)) rc.trace.push({ kind: 'nat-skip', host: host.name, hook, reason: 'no-conntrack' });
+    return true;
+  }
+  const decided = manip === 'src' ? e.natDoneSrc : e.natDoneDst;
+  if (!decided && (sk.state === 'NEW' || sk.state === 'RELATED')) {
+    if (tableIsEmpty(host, 'nat', hook)) {
+      // An empty chain decides "no NAT" without a walk worth reporting.
+      setupNat(e, manip, undefined, natEnv(host, rc), { iface: outIf, nexthop });
+      applyNat(host, hook, manip, pkt, sk, rc);
+      return true;
+    }
+    const before = manip === 'src' ? `${ip(pkt.src)}:${pkt.sport}` : `${ip(pkt.dst)}:${pkt.dport}`;
+    const out = runTable(host, 'nat', hook, pkt, inIf, outIf, ctView(sk), sk, rc);
+    if (!verdictGoesOn(host, 'nat', hook, out, pkt, sk, rc)) return false;
+    const res = setupNat(e, manip, out.res.nat, natEnv(host, rc), { iface: outIf, nexthop });
+    if (!res.ok) {
+      drop(host, pkt, { stage: 'nat', check: 'masquerade-no-address' }, `MASQUERADE: no address to use on ${outIf ?? '?'}`, rc);
+      return false;
+    }
+    const after = invertTuple(e.reply);
+    const to = manip === 'src' ? `${ip(after.src)}:${after.sport}` : `${ip(after.dst)}:${after.dport}`;
+    rc.trace.push({
+      kind: 'nat',
+      host: host.name,
+      hook,
+      manip,
+      action: res.kind === 'none' ? 'null-binding' : 'bound',
+      from: before,
+      to,
+      ...(res.kind !== 'none' ? { target: res.kind } : {}),
+    });
+  } else if (!tableIsEmpty(host, 'nat', hook)) {
+    rc.trace.push({ kind: 'nat-skip', host: host.name, hook, reason: 'binding-exists' });
+    if (manip === 'src' && hook === 'POSTROUTING' && e.masqIface !== null && sk.dir === 'original' && outIf !== e.masqIface) {
+      // nf_nat_oif_changed: a masqueraded flow now leaves by another interface.
+      host.conntrack.remove(e);
+      ctTrace(host, 'destroyed', e, rc, sk.dir, `(masqueraded via ${e.masqIface}, now leaving by ${outIf ?? '?'})`);
+      drop(host, pkt, { stage: 'conntrack', check: 'masquerade-oif-changed' }, 'MASQUERADE binding made for another output interface', rc);
+      return false;
+    }
+  }
+  applyNat(host, hook, manip, pkt, sk, rc);
+  return true;
+}
+
+function applyNat(host: Host, hook: Hook, manip: Manip, pkt: Pkt, sk: SkbCt, rc: RunCtx): void {
+  const e = sk.entry;
+  if (e === null) return;
+  const before = ends(pkt);
+  let changed: boolean;
+  if (sk.state === 'RELATED' && isIcmpError(pkt) && pkt.inner !== null) {
+    changed = manipIcmpError(pkt, pkt.inner, e, sk.dir, manip);
+  } else {
+    changed = manipPacket(pkt, e, sk.dir, manip, pkt.proto === PROTO_TCP || pkt.proto === PROTO_UDP);
+  }
+  if (changed) rc.trace.push({ kind: 'nat', host: host.name, hook, manip, action: 'rewrite', from: before, to: ends(pkt) });
+}
+
+// ---------------------------------------------------------------------------------------------
+// routing
+
+type InputDecision =
+  | { readonly kind: 'local' }
+  | { readonly kind: 'forward'; readonly outIf: string; readonly nexthop: Ipv4 }
+  | { readonly kind: 'dropped' };
+
+function isLoopbackAddr(a: number): boolean {
+  return a >>> 24 === 127;
+}
+
+function routeTrace(host: Host, lookup: 'input' | 'output' | 'reroute', pkt: Pkt, r: FibResult, rc: RunCtx): void {
+  const result =
+    r.kind === 'route'
+      ? `${r.route.type}${r.route.via !== undefined ? ` via ${ip(r.route.via)}` : ''}${r.route.dev !== undefined ? ` dev ${r.route.dev}` : ''} (table ${r.route.table}, rule ${r.rulePriority})`
+      : r.error === 'none'
+        ? 'no route'
+        : `${r.error} route`;
+  rc.trace.push({
+    kind: 'route',
+    host: host.name,
+    lookup,
+    dst: ip(pkt.dst),
+    src: ip(pkt.src),
+    result,
+    iface: r.kind === 'route' ? (r.route.type === 'local' ? 'lo' : (r.route.dev ?? null)) : null,
+    nexthop: r.kind === 'route' && r.route.type !== 'local' ? ip(r.nexthop) : null,
+  });
+}
+
+/**
+ * `fib_validate_source`: rp_filter and the local-source check, for a packet from `src` to `dst`
+ * that arrived on `inIf`. `oif` is the forward route's device (the reverse lookup's iif).
+ */
+function validateSource(host: Host, pkt: Pkt, inIf: string, oif: string | null, rc: RunCtx): boolean {
+  const fib = host.fib;
+  const iface = fib.ifaces.get(inIf);
+  if (iface === undefined) return false;
+  const sysctls = host.config.sysctls;
+  const rp = effectiveRpFilter(sysctls, iface.conf);
+  const acceptLocal = effectiveAcceptLocal(sysctls, iface.conf);
+  const push = (pass: boolean, detail: string): boolean => {
+    rc.trace.push({ kind: 'rp_filter', host: host.name, iface: inIf, mode: rp.mode, value: rp.value, pass, detail });
+    if (!pass) {
+      drop(host, pkt, { stage: 'routing', check: detail.startsWith('martian') ? 'martian-source' : 'rp_filter' }, `${detail} (rp_filter=${rp.value} on ${inIf})`, rc);
+    }
+    return pass;
+  };
+  if (rp.mode === 'off') {
+    if (!acceptLocal && fib.localAddrs.has(pkt.src)) return push(false, `martian source: ${ip(pkt.src)} is this host's own address`);
+    return true;
+  }
+  const r = fibLookup(fib, { dst: pkt.src, src: pkt.dst, iif: oif ?? 'lo', oif: null, mark: iface.conf.srcValidMark !== 0 || sysctls.all.srcValidMark !== 0 ? pkt.mark : 0 });
+  if (r.kind !== 'route') return push(false, `no route back to ${ip(pkt.src)}`);
+  if (r.route.type !== 'unicast' && !(r.route.type === 'local' && acceptLocal)) {
+    return push(false, `martian source: the route back to ${ip(pkt.src)} is ${r.route.type}`);
+  }
+  const back = r.route.dev ?? '?';
+  if (back === inIf) return push(true, `route back to ${ip(pkt.src)} leaves by ${inIf}`);
+  if (rp.mode === 'strict') return push(false, `route back to ${ip(pkt.src)} leaves by ${back}, not ${inIf}`);
+  return push(true, `route back to ${ip(pkt.src)} exists (via ${back})`);
+}
+
+/** `ip_route_input_slow`: martians, FIB lookup, forwarding and rp_filter. */
+function inputRoute(host: Host, pkt: Pkt, inIf: string, sk: SkbCt, rc: RunCtx): InputDecision {
+  const fib = host.fib;
+  const iface = fib.ifaces.get(inIf);
+  if (iface === undefined) return { kind: 'dropped' };
+  const sysctls = host.config.sysctls;
+  const martian = (check: 'martian-source' | 'martian-destination', why: string): InputDecision => {
+    drop(host, pkt, { stage: 'routing', check }, why, rc);
+    return { kind: 'dropped' };
+  };
+  const s = pkt.src;
+  if (s >>> 28 === 14 || s === 0xffffffff || s >>> 24 === 0) return martian('martian-source', `martian source ${ip(s)}`);
+  if (pkt.dst >>> 24 === 0) return martian('martian-destination', `martian destination ${ip(pkt.dst)}`);
+  const localnet = effectiveRouteLocalnet(sysctls, iface.conf);
+  if (isLoopbackAddr(pkt.dst) && !localnet) return martian('martian-destination', `martian destination ${ip(pkt.dst)} on ${inIf} (route_localnet=0)`);
+  if (!isLoopbackAddr(pkt.dst) && isLoopbackAddr(s) && !localnet) return martian('martian-source', `martian source ${ip(s)} on ${inIf} (route_localnet=0)`);
+
+  const r = fibLookup(fib, { dst: pkt.dst, src: pkt.src, iif: inIf, oif: null, mark: pkt.mark });
+  routeTrace(host, 'input', pkt, r, rc);
+  const forwarding = iface.conf.forwarding !== 0;
+  if (r.kind === 'error') {
+    if (!forwarding) {
+      drop(host, pkt, { stage: 'routing', check: 'no-route' }, `no route to ${ip(pkt.dst)} and forwarding is off on ${inIf}: dropped silently`, rc);
+      return { kind: 'dropped' };
+    }
+    switch (r.error) {
+      case 'none':
+        drop(host, pkt, { stage: 'routing', check: 'no-route' }, `no route to ${ip(pkt.dst)}`, rc);
+        icmpError(host, pkt, 0, sk, rc);
+        break;
+      case 'unreachable':
+        drop(host, pkt, { stage: 'routing', check: 'unreachable-route' }, `unreachable route to ${ip(pkt.dst)}`, rc);
+        icmpError(host, pkt, 1, sk, rc);
+        break;
+      case 'prohibit':
+        drop(host, pkt, { stage: 'routing', check: 'prohibit-route' }, `prohibit route to ${ip(pkt.dst)}`, rc);
+        icmpError(host, pkt, 13, sk, rc);
+        break;
+      case 'blackhole':
+        drop(host, pkt, { stage: 'routing', check: 'blackhole' }, `blackhole route to ${ip(pkt.dst)}`, rc);
+        break;
+    }
+    return { kind: 'dropped' };
+  }
+  if (r.route.type === 'local') return validateSource(host, pkt, inIf, null, rc) ? { kind: 'local' } : { kind: 'dropped' };
+  if (r.route.type === 'broadcast') {
+    drop(host, pkt, { stage: 'stack', check: 'not-modelled' }, `broadcast ${ip(pkt.dst)} is not modelled`, rc);
+    return { kind: 'dropped' };
+  }
+  if (!forwarding) {
+    drop(host, pkt, { stage: 'routing', check: 'ip_forward' }, `not for this host and forwarding is off on ${inIf} (ip_forward=0)`, rc);
+    return { kind: 'dropped' };
+  }
+  const outIf = r.route.dev ?? inIf;
+  if (!validateSource(host, pkt, inIf, outIf, rc)) return { kind: 'dropped' };
+  return { kind: 'forward', outIf, nexthop: r.nexthop };
+}
+
+// ---------------------------------------------------------------------------------------------
+// the paths
+
+/**
+ * A packet arrives on `inIf` (off a wire, or unwrapped from an overlay device): PREROUTING, the
+ * routing decision, then local delivery or forwarding.
+ */
+export function hostReceive(host: Host, pkt: Pkt, inIf: string, via: 'wire' | 'overlay', rc: RunCtx): void {
+  rc.trace.push({ kind: 'enter', host: host.name, via, iface: inIf, packet: viewPkt(pkt) });
+  const iface = host.fib.ifaces.get(inIf);
+  if (iface === undefined || !iface.up) {
+    drop(host, pkt, { stage: 'neighbour', check: 'link-down' }, `${inIf} is down`, rc);
+    return;
+  }
+  const raw = runTable(host, 'raw', 'PREROUTING', pkt, inIf, null, NO_CT_VIEW, NO_CT, rc);
+  if (!verdictGoesOn(host, 'raw', 'PREROUTING', raw, pkt, NO_CT, rc)) return;
+  const sk = conntrackIn(host, pkt, raw.res.notrack, rc);
+  if (!runPlain(host, 'mangle', 'PREROUTING', pkt, inIf, null, sk, rc)) return;
+  if (!natHook(host, 'PREROUTING', 'dst', pkt, inIf, null, 0 as Ipv4, sk, rc)) return;
+  const d = inputRoute(host, pkt, inIf, sk, rc);
+  if (d.kind === 'local') localIn(host, pkt, inIf, sk, rc);
+  else if (d.kind === 'forward') forward(host, pkt, inIf, d.outIf, d.nexthop, sk, rc);
+}
+
+const NO_CT_VIEW: ConntrackView = { state: 'INVALID', dnat: false, snat: false, ctmark: 0 };
+
+function localIn(host: Host, pkt: Pkt, inIf: string, sk: SkbCt, rc: RunCtx): void {
+  if (!runPlain(host, 'mangle', 'INPUT', pkt, inIf, null, sk, rc)) return;
+  if (!runPlain(host, 'filter', 'INPUT', pkt, inIf, null, sk, rc)) return;
+  if (!natHook(host, 'INPUT', 'src', pkt, inIf, null, 0 as Ipv4, sk, rc)) return;
+  if (!confirm(host, pkt, sk, rc)) return;
+  rc.trace.push({ kind: 'fate', host: host.name, fate: 'delivered', iface: inIf, packet: viewPkt(pkt) });
+  // An overlay device's UDP socket takes encapsulated packets and unwraps them.
+  if (pkt.proto === PROTO_UDP && pkt.encap !== null) {
+    for (const i of host.fib.ifaces.values()) {
+      if (i.overlay !== undefined && i.up && i.overlay.port === pkt.dport) {
+        const inner = pkt.encap;
+        const copy = copyPkt(inner, inner.id);
+        nested(rc, () => hostReceive(host, copy, i.name, 'overlay', rc));
+        return;
+      }
+    }
+  }
+  rc.deliver(host, pkt, inIf, sk);
+}
+
+function forward(host: Host, pkt: Pkt, inIf: string, outIf: string, nexthop: Ipv4, sk: SkbCt, rc: RunCtx): void {
+  if (pkt.ttl <= 1) {
+    drop(host, pkt, { stage: 'routing', check: 'no-route' }, 'TTL exceeded', rc);
+    icmpErrorTyped(host, pkt, 11, 0, sk, rc);
+    return;
+  }
+  pkt.ttl--;
+  if (!runPlain(host, 'mangle', 'FORWARD', pkt, inIf, outIf, sk, rc)) return;
+  if (!runPlain(host, 'filter', 'FORWARD', pkt, inIf, outIf, sk, rc)) return;
+  postrouting(host, pkt, inIf, outIf, nexthop, false, sk, rc);
+}
+
+function postrouting(host: Host, pkt: Pkt, inIf: string | null, outIf: string, nexthop: Ipv4, local: boolean, sk: SkbCt, rc: RunCtx): void {
+  const devOut = local ? 'lo' : outIf;
+  if (!runPlain(host, 'mangle', 'POSTROUTING', pkt, inIf, devOut, sk, rc)) return;
+  if (!natHook(host, 'POSTROUTING', 'src', pkt, inIf, devOut, nexthop, sk, rc)) return;
+  if (!confirm(host, pkt, sk, rc)) return;
+  if (local) {
+    nested(rc, () => loopbackIn(host, pkt, sk, rc));
+    return;
+  }
+  xmit(host, pkt, outIf, nexthop, sk, rc);
+}
+
+function xmit(host: Host, pkt: Pkt, outIf: string, nexthop: Ipv4, sk: SkbCt, rc: RunCtx): void {
+  const iface = host.fib.ifaces.get(outIf);
+  if (iface === undefined || !iface.up) {
+    drop(host, pkt, { stage: 'neighbour', check: 'link-down' }, `${outIf} is down`, rc);
+    return;
+  }
+  rc.trace.push({ kind: 'fate', host: host.name, fate: 'transmitted', iface: outIf, packet: viewPkt(pkt) });
+  if (iface.overlay !== undefined) {
+    const ov = iface.overlay;
+    const peer = ov.fdb.find((f) => f.nexthop === nexthop);
+    if (peer === undefined) {
+      drop(host, pkt, { stage: 'overlay', check: 'no-fdb-entry' }, `${outIf}: no underlay address known for ${ip(nexthop)}`, rc);
+      return;
+    }
+    const outer: Pkt = {
+      id: rc.nextPktId(),
+      src: ov.local ?? (0 as Ipv4),
+      dst: peer.underlay,
+      proto: PROTO_UDP,
+      sport: overlaySourcePort(pkt, host.config.sysctls.localPortRange),
+      dport: ov.port,
+      tcpFlags: 0,
+      icmpType: 0,
+      icmpCode: 0,
+      mark: 0,
+      lengthBytes: pkt.lengthBytes + 50,
+      ttl: 64,
+      inner: null,
+      encap: pkt,
+      origin: { host: host.name, why: `${outIf} encapsulation` },
+    };
+    rc.trace.push({ kind: 'encap', host: host.name, iface: outIf, underlay: ip(peer.underlay), packet: viewPkt(pkt) });
+    nested(rc, () => hostSend(host, outer, rc, {}));
+    return;
+  }
+  if (!rc.transmit(host, outIf, nexthop, pkt)) {
+    drop(host, pkt, { stage: 'neighbour', check: 'no-neighbour' }, `no neighbour answers for ${ip(nexthop)} on ${outIf}`, rc);
+    icmpErrorTyped(host, pkt, ICMP_DEST_UNREACH, 1, sk, rc);
+  }
+}
+
+/** vxlan picks the outer source port by hashing the inner flow into the local port range. */
+function overlaySourcePort(p: Pkt, range: readonly [number, number]): number {
+  let h = (p.src ^ Math.imul(p.dst, 0x9e3779b1) ^ (p.sport << 16) ^ p.dport ^ (p.proto << 8)) >>> 0;
+  h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) >>> 0;
+  h = (h ^ (h >>> 12)) >>> 0;
+  return range[0] + (h % (range[1] - range[0] + 1));
+}
+
+/** A locally generated packet looped back through `lo`: PREROUTING, then INPUT. */
+function loopbackIn(host: Host, pkt: Pkt, sk: SkbCt, rc: RunCtx): void {
+  rc.trace.push({ kind: 'enter', host: host.name, via: 'loopback', iface: 'lo', packet: viewPkt(pkt) });
+  if (!runPlain(host, 'raw', 'PREROUTING', pkt, 'lo', null, sk, rc)) return;
+  if (!runPlain(host, 'mangle', 'PREROUTING', pkt, 'lo', null, sk, rc)) return;
+  if (!natHook(host, 'PREROUTING', 'dst', pkt, 'lo', null, 0 as Ipv4, sk, rc)) return;
+  localIn(host, pkt, 'lo', sk, rc);
+}
+
+/** Options of {@link hostSend}. */
+export interface SendOptions {
+  /** The conntrack entry of the packet this one answers (REJECT, ICMP errors): `nf_ct_attach`. */
+  readonly attach?: SkbCt;
+  /** `SO_BINDTODEVICE`. */
+  readonly oif?: string;
+}
+
+function outputLookup(host: Host, pkt: Pkt, oif: string | null): FibResult {
+  return fibLookup(host.fib, { dst: pkt.dst, src: pkt.src, iif: 'lo', oif, mark: pkt.mark });
+}
+
+const ROUTE_ERRNO: { readonly [K in 'none' | 'unreachable' | 'prohibit' | 'blackhole']: SendError['errno'] } = {
+  none: 'ENETUNREACH',
+  unreachable: 'EHOSTUNREACH',
+  prohibit: 'EACCES',
+  blackhole: 'EINVAL',
+};
+
+/**
+ * A packet sent by this host: output routing (choosing the source when it is 0), OUTPUT,
+ * re-routing after a mark or destination change, POSTROUTING, then the wire or `lo`.
+ */
+export function hostSend(host: Host, pkt: Pkt, rc: RunCtx, opts: SendOptions): SendOutcome {
+  const first = outputLookup(host, pkt, opts.oif ?? null);
+  if (first.kind === 'error') {
+    routeTrace(host, 'output', pkt, first, rc);
+    const errno = ROUTE_ERRNO[first.error];
+    const check = first.error === 'none' ? 'no-route' : first.error === 'blackhole' ? 'blackhole' : first.error === 'unreachable' ? 'unreachable-route' : 'prohibit-route';
+    drop(host, pkt, { stage: 'routing', check }, `output route: ${errno}`, rc);
+    return { ok: false, errno, reason: first.error === 'none' ? 'Network is unreachable' : `${first.error} route` };
+  }
+  let r: FibResult & { kind: 'route' } = first;
+  if (pkt.src === 0) {
+    const s = routeSource(host.fib, r);
+    pkt.src = (s === 0 ? pkt.dst : s);
+  }
+  rc.trace.push({ kind: 'enter', host: host.name, via: 'local', iface: null, packet: viewPkt(pkt) });
+  routeTrace(host, 'output', pkt, r, rc);
+  const attach = opts.attach;
+  const rawView = attach !== undefined ? ctView(attach) : NO_CT_VIEW;
+  const outIf0 = r.route.type === 'local' ? 'lo' : (r.route.dev ?? 'lo');
+  const raw = runTable(host, 'raw', 'OUTPUT', pkt, null, outIf0, rawView, attach ?? NO_CT, rc);
+  if (!verdictGoesOn(host, 'raw', 'OUTPUT', raw, pkt, attach ?? NO_CT, rc)) return { ok: true };
+  let sk: SkbCt;
+  if (attach !== undefined) {
+    sk = attach;
+    if (attach.entry !== null) ctTrace(host, 'related', attach.entry, rc, attach.dir, '(attached to the packet it answers)');
+  } else {
+    sk = conntrackIn(host, pkt, raw.res.notrack, rc);
+  }
+  const markBefore = pkt.mark;
+  if (!runPlain(host, 'mangle', 'OUTPUT', pkt, null, outIf0, sk, rc)) return { ok: true };
+  const dstBefore = pkt.dst;
+  if (pkt.mark !== markBefore) {
+    const rr = reroute(host, pkt, sk, rc);
+    if (rr === null) return { ok: true };
+    r = rr;
+  }
+  const outIf1 = r.route.type === 'local' ? 'lo' : (r.route.dev ?? 'lo');
+  if (!natHook(host, 'OUTPUT', 'dst', pkt, null, outIf1, 0 as Ipv4, sk, rc)) return { ok: true };
+  if (pkt.dst !== dstBefore) {
+    const rr = reroute(host, pkt, sk, rc);
+    if (rr === null) return { ok: true };
+    r = rr;
+  }
+  const local = r.route.type === 'local';
+  const outIf = local ? 'lo' : (r.route.dev ?? 'lo');
+  if (!runPlain(host, 'filter', 'OUTPUT', pkt, null, outIf, sk, rc)) return { ok: true };
+  postrouting(host, pkt, null, outIf, r.nexthop, local, sk, rc);
+  return { ok: true };
+}
+
+/** `ip_route_me_harder` after OUTPUT changed the mark or the destination. */
+function reroute(host: Host, pkt: Pkt, _sk: SkbCt, rc: RunCtx): (FibResult & { kind: 'route' }) | null {
+  const r = outputLookup(host, pkt, null);
+  routeTrace(host, 'reroute', pkt, r, rc);
+  if (r.kind !== 'route') {
+    drop(host, pkt, { stage: 'routing', check: 'reroute' }, `re-route after OUTPUT: no route to ${ip(pkt.dst)}`, rc);
+    return null;
+  }
+  if (isLoopbackAddr(pkt.src) && r.route.type !== 'local') {
+    const dev = r.route.dev === undefined ? undefined : host.fib.ifaces.get(r.route.dev);
+    if (dev === undefined || !effectiveRouteLocalnet(host.config.sysctls, dev.conf)) {
+      drop(host, pkt, { stage: 'routing', check: 'reroute' }, `re-route: source ${ip(pkt.src)} may not leave by ${r.route.dev ?? '?'} (route_localnet=0)`, rc);
+      return null;
+    }
+  }
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// replies the host itself generates
+
+const REJECT_CODES: { readonly [W in Exclude<RejectWith, 'tcp-reset'>]: number } = {
+  'icmp-net-unreachable': 0,
+  'icmp-host-unreachable': 1,
+  'icmp-proto-unreachable': 2,
+  'icmp-port-unreachable': 3,
+  'icmp-net-prohibited': 9,
+  'icmp-host-prohibited': 10,
+  'icmp-admin-prohibited': 13,
+};
+
+function opposite(d: CtDir): CtDir {
+  return d === 'original' ? 'reply' : 'original';
+}
+
+function attachFor(sk: SkbCt): SkbCt | undefined {
+  return sk.entry === null ? undefined : { entry: sk.entry, dir: opposite(sk.dir), state: 'RELATED' };
+}
+
+/** The REJECT target's reply (`nf_send_reset` / `nf_send_unreach`). */
+function rejectReply(host: Host, pkt: Pkt, how: RejectWith, sk: SkbCt, rc: RunCtx): void {
+  if (how === 'tcp-reset') {
+    if (pkt.proto !== PROTO_TCP || (pkt.tcpFlags & TCP_RST) !== 0) return;
+    const rst = tcpReset(pkt, rc.nextPktId(), { host: host.name, why: rejectWhy(sk, rc) });
+    rc.trace.push({ kind: 'stack', host: host.name, event: 'reject-rst', detail: `REJECT answers with ${flagsText(rst.tcpFlags)} ${ends(rst)}` });
+    const a = attachFor(sk);
+    nested(rc, () => hostSend(host, rst, rc, a !== undefined ? { attach: a } : {}));
+    return;
+  }
+  icmpErrorTyped(host, pkt, ICMP_DEST_UNREACH, REJECT_CODES[how], sk, rc);
+}
+
+/** The RST answering `p`: RST with the peer's ACK number, or RST+ACK when `p` had no ACK. */
+export function tcpReset(p: Pkt, id: number, origin: PktOrigin): Pkt {
+  return {
+    id,
+    src: p.dst,
+    dst: p.src,
+    proto: PROTO_TCP,
+    sport: p.dport,
+    dport: p.sport,
+    tcpFlags: (p.tcpFlags & TCP_ACK) !== 0 ? TCP_RST : TCP_RST | TCP_ACK,
+    icmpType: 0,
+    icmpCode: 0,
+    mark: 0,
+    lengthBytes: 40,
+    ttl: 64,
+    inner: null,
+    encap: null,
+    origin,
+  };
+}
+
+/** The drop step REJECT just recorded, as words for the reply's origin. */
+function rejectWhy(_sk: SkbCt, rc: RunCtx): string {
+  for (let i = rc.trace.length - 1; i >= 0; i--) {
+    const s = rc.trace[i];
+    if (s?.kind === 'drop') return s.reason;
+  }
+  return 'REJECT';
+}
+
+function icmpError(host: Host, pkt: Pkt, code: number, sk: SkbCt, rc: RunCtx): void {
+  icmpErrorTyped(host, pkt, ICMP_DEST_UNREACH, code, sk, rc);
+}
+
+/**
+ * `icmp_send`: an ICMP error about `pkt` back to its source, attached to its conntrack entry.
+ * Never about another ICMP error or a broadcast. The source is the address the packet was sent to
+ * when it was for this host, else the one routing picks.
+ */
+export function icmpErrorTyped(host: Host, pkt: Pkt, type: number, code: number, sk: SkbCt, rc: RunCtx, why?: string): void {
+  if (isIcmpError(pkt) || pkt.dst === 0xffffffff || pkt.dst >>> 28 === 14) return;
+  const forUs = host.fib.localAddrs.has(pkt.dst);
+  const err: Pkt = {
+    id: rc.nextPktId(),
+    src: forUs ? pkt.dst : (0 as Ipv4),
+    dst: pkt.src,
+    proto: PROTO_ICMP,
+    sport: 0,
+    dport: 0,
+    tcpFlags: 0,
+    icmpType: type,
+    icmpCode: code,
+    mark: 0,
+    lengthBytes: 56,
+    ttl: 64,
+    inner: { src: pkt.src, dst: pkt.dst, proto: pkt.proto, sport: pkt.sport, dport: pkt.dport },
+    encap: null,
+    origin: { host: host.name, why: why ?? rejectWhy(sk, rc) },
+  };
+  rc.trace.push({ kind: 'stack', host: host.name, event: 'icmp-error', detail: `sends ${type === ICMP_DEST_UNREACH ? `destination unreachable (code ${code})` : `ICMP type ${type}`} about ${ends(pkt)}` });
+  const a = attachFor(sk);
+  nested(rc, () => hostSend(host, err, rc, a !== undefined ? { attach: a } : {}));
+}
+
+/** Bounds host-internal recursion (loopback, overlay, replies) so a misconfiguration cannot loop forever. */
+function nested(rc: RunCtx, f: () => unknown): void {
+  if (rc.depth >= MAX_NESTING) throw new Error('datapath: nesting limit reached (a packet loops inside one host)');
+  rc.depth++;
+  try {
+    f();
+  } finally {
+    rc.depth--;
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * Test helpers: a small seeded random source (the simulator injects its own) and address sugar.
+ */
+import { parseIpv4, type Ipv4 } from '@netsim/netfilter';
+import type { RandomSource } from '../src/nat.ts';
+
+/** splitmix32: a tiny deterministic generator, enough for tests. */
+export function seeded(seed: number): RandomSource & { random31(): number; draws: number } {
+  let s = seed >>> 0;
+  const next = (): number => {
+    s = (s + 0x9e3779b9) >>> 0;
+    let z = s;
+    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
+    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
+    return (z ^ (z >>> 16)) >>> 0;
+  };
+  const r = {
+    draws: 0,
+    int(maxExclusive: number): number {
+      r.draws++;
+      return Math.floor((next() / 0x100000000) * maxExclusive);
+    },
+    random31(): number {
+      r.draws++;
+      return next() >>> 1;
+    },
+  };
+  return r;
+}
+
+/** A random source that always returns the given values in turn (then 0). */
+export function scripted(values: readonly number[]): RandomSource & { calls: number[] } {
+  let i = 0;
+  const calls: number[] = [];
+  return {
+    calls,
+    int(maxExclusive: number): number {
+      calls.push(maxExclusive);
+      const v = values[i++] ?? 0;
+      return v % maxExclusive;
+    },
+  };
+}
+
+export const ip = (s: string): Ipv4 => parseIpv4(s);

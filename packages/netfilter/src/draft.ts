@@ -1,0 +1,570 @@
+/**
+ * @internal
+ * A table being changed: the mutable working copy that `iptables-restore` and `iptables` commands
+ * edit before committing it back to the immutable model. Chains copy their rule arrays on first
+ * write, so editing one chain of a 100k-rule table costs only that chain.
+ *
+ * Every operation fails as the real tool fails (iptables 1.8.9, nf_tables), including the kernel's
+ * checks that nf_tables applies when a rule is added: a target only valid in some tables or hooks
+ * (DNAT outside nat PREROUTING/OUTPUT, also through user chains), and jump loops reachable from a
+ * built-in chain ("Too many links").
+ */
+import { kernelRefused, refused } from './failure.ts';
+import { targetModule } from './targets.ts';
+import { BUILTIN_CHAINS, type Chain, type Counters, type Hook, type Policy, type Rule, type Table, type TableName } from './types.ts';
+
+export interface DraftChain {
+  readonly name: string;
+  readonly builtin: boolean;
+  policy: Policy | undefined;
+  counters: Counters | undefined;
+  rules: Rule[];
+  /** The rule array is this draft's own copy (else it is shared with the committed table). */
+  owned: boolean;
+}
+
+export type RuleOp = 'RULE_APPEND' | 'RULE_INSERT' | 'RULE_REPLACE';
+
+const ZERO: Counters = { packets: 0, bytes: 0 };
+
+function jumpTarget(rule: Rule): string | undefined {
+  const t = rule.target;
+  return t !== undefined && (t.kind === 'jump' || t.kind === 'goto') ? t.chain : undefined;
+}
+
+const HOOK_BIT: Readonly<Record<string, number>> = { PREROUTING: 1, INPUT: 2, FORWARD: 4, OUTPUT: 8, POSTROUTING: 16 };
+const ALL_HOOKS = 31;
+
+/** Hooks a rule may run from, when its target or a match limits them. */
+function ruleHooks(rule: Rule): readonly Hook[] | undefined {
+  const kind = rule.target?.kind;
+  let hooks: readonly Hook[] | undefined =
+    kind === 'DNAT' || kind === 'SNAT' || kind === 'MASQUERADE' || kind === 'REJECT' ? targetModule(kind)?.hooks : undefined;
+  const matches = rule.matches;
+  for (let k = 0; k < matches.length; k++) {
+    const m = matches[k] as Rule['matches'][number];
+    if (m.kind !== 'addrtype') continue;
+    const limit: readonly Hook[] | undefined = m.limitIfaceIn
+      ? ['PREROUTING', 'INPUT', 'FORWARD']
+      : m.limitIfaceOut
+        ? ['POSTROUTING', 'OUTPUT', 'FORWARD']
+        : undefined;
+    if (limit !== undefined) hooks = hooks === undefined ? limit : hooks.filter((h) => limit.includes(h));
+  }
+  return hooks;
+}
+
+export class TableDraft {
+  readonly name: TableName;
+  /** The table exists in the kernel (see `Table.absent`). */
+  created: boolean;
+  readonly chains = new Map<string, DraftChain>();
+  /** to-chain → from-chain → number of jump/goto rules; built on first use. */
+  private refs: Map<string, Map<string, number>> | undefined;
+  /**
+   * When true, the hook and loop checks wait for {@link validateAll} (one pass at COMMIT); rule
+   * commands still check tables at once. iptables-restore uses this and replays the block with
+   * checks per rule only when the pass fails, to name the same line the kernel names.
+   */
+  deferHookChecks = false;
+
+  private constructor(name: TableName, created: boolean) {
+    this.name = name;
+    this.created = created;
+  }
+
+  static of(table: Table): TableDraft {
+    const d = new TableDraft(table.name, table.absent !== true);
+    for (const hook of BUILTIN_CHAINS[table.name]) {
+      const c = table.chains[hook];
+      d.chains.set(hook, {
+        name: hook,
+        builtin: true,
+        policy: c?.policy ?? 'ACCEPT',
+        counters: c?.counters ?? ZERO,
+        rules: (c?.rules ?? []) as Rule[],
+        owned: false,
+      });
+    }
+    for (const name of Object.keys(table.chains)) {
+      const c = table.chains[name] as Chain;
+      if (d.chains.has(name)) continue;
+      d.chains.set(name, { name, builtin: false, policy: undefined, counters: undefined, rules: c.rules as Rule[], owned: false });
+    }
+    return d;
+  }
+
+  toTable(): Table {
+    const chains: { [name: string]: Chain } = {};
+    let userChains = 0;
+    for (const c of this.chains.values()) {
+      if (!c.builtin) userChains++;
+      chains[c.name] = c.builtin
+        ? { name: c.name, policy: c.policy ?? 'ACCEPT', counters: c.counters ?? ZERO, rules: c.rules }
+        : { name: c.name, rules: c.rules };
+    }
+    const absent = !this.created && userChains === 0;
+    return absent ? { name: this.name, absent: true, chains } : { name: this.name, chains };
+  }
+
+  /** iptables-restore without --noflush: the table is deleted and starts again empty. */
+  flushAll(): void {
+    this.chains.clear();
+    for (const hook of BUILTIN_CHAINS[this.name]) {
+      this.chains.set(hook, { name: hook, builtin: true, policy: 'ACCEPT', counters: ZERO, rules: [], owned: true });
+    }
+    this.created = false;
+    this.refs = undefined;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Queries
+
+  chain(name: string): DraftChain | undefined {
+    return this.chains.get(name);
+  }
+
+  /** A chain for a rule command; `No chain/target/match by that name.` when missing. */
+  need(name: string): DraftChain {
+    const c = this.chains.get(name);
+    if (c === undefined) throw refused('No chain/target/match by that name');
+    return c;
+  }
+
+  hasUserChain(name: string): boolean {
+    const c = this.chains.get(name);
+    return c !== undefined && !c.builtin;
+  }
+
+  /** Number of jump/goto rules pointing at a chain (the "N references" of `iptables -L`). */
+  references(name: string): number {
+    let n = 0;
+    for (const count of this.refIndex().get(name)?.values() ?? []) n += count;
+    return n;
+  }
+
+  /** User chains in the order `iptables-save` prints them (byte order of their names). */
+  userChainNames(): string[] {
+    const names: string[] = [];
+    for (const c of this.chains.values()) if (!c.builtin) names.push(c.name);
+    return names.sort(compareNames);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Rule operations
+
+  append(chainName: string, rule: Rule, op: RuleOp = 'RULE_APPEND'): void {
+    const c = this.need(chainName);
+    this.validate(c, rule, op);
+    this.writable(c).push(rule);
+    this.addRef(c.name, rule);
+    this.created = true;
+  }
+
+  /** `-I chain [num]`: 1-based; num may be one past the end. */
+  insert(chainName: string, num: number, rule: Rule): void {
+    const c = this.need(chainName);
+    if (num > c.rules.length + 1) throw refused('Index of insertion too big');
+    this.validate(c, rule, 'RULE_INSERT');
+    this.writable(c).splice(num - 1, 0, rule);
+    this.addRef(c.name, rule);
+    this.created = true;
+  }
+
+  replace(chainName: string, num: number, rule: Rule): void {
+    const c = this.need(chainName);
+    if (num > c.rules.length) throw refused('Index of replacement too big');
+    // The reference index must describe the chain before the old rule leaves it.
+    this.refIndex();
+    const old = c.rules[num - 1] as Rule;
+    this.removeRef(c.name, old);
+    try {
+      this.validate(c, rule, 'RULE_REPLACE');
+    } catch (e) {
+      this.addRef(c.name, old);
+      throw e;
+    }
+    this.writable(c)[num - 1] = rule;
+    this.addRef(c.name, rule);
+    this.created = true;
+  }
+
+  deleteNum(chainName: string, num: number): void {
+    const c = this.need(chainName);
+    // A table nf_tables has not created yet has no chain for the rule number to point into.
+    if (!this.created) throw refused('No chain/target/match by that name');
+    if (num > c.rules.length) throw refused('Index of deletion too big');
+    const [old] = this.writable(c).splice(num - 1, 1);
+    if (old !== undefined) this.removeRef(c.name, old);
+    this.created = true;
+  }
+
+  /** `-D chain spec`: the first rule with the same spec (counters aside). */
+  deleteSpec(chainName: string, rule: Rule, key: (r: Rule) => string): void {
+    const c = this.chains.get(chainName);
+    const k = c === undefined ? -1 : this.find(c, rule, key);
+    if (c === undefined || k < 0) throw refused('Bad rule (does a matching rule exist in that chain?)');
+    const [old] = this.writable(c).splice(k, 1);
+    if (old !== undefined) this.removeRef(c.name, old);
+    this.created = true;
+  }
+
+  check(chainName: string, rule: Rule, key: (r: Rule) => string): void {
+    const c = this.chains.get(chainName);
+    if (c === undefined || this.find(c, rule, key) < 0) throw refused('Bad rule (does a matching rule exist in that chain?)');
+  }
+
+  private find(c: DraftChain, rule: Rule, key: (r: Rule) => string): number {
+    const want = key(rule);
+    for (let k = 0; k < c.rules.length; k++) if (key(c.rules[k] as Rule) === want) return k;
+    return -1;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Chain operations
+
+  newChain(name: string): void {
+    if (this.chains.has(name)) throw refused('Chain already exists');
+    this.chains.set(name, { name, builtin: false, policy: undefined, counters: undefined, rules: [], owned: true });
+    this.created = true;
+  }
+
+  /** `:name` of iptables-restore for a user chain: create, or flush when it exists. */
+  declareUserChain(name: string): void {
+    const c = this.chains.get(name);
+    if (c === undefined) this.newChain(name);
+    else this.flushChain(c);
+    this.created = true;
+  }
+
+  /** `-X name`: the chain must exist, be a user chain, be empty and unreferenced. */
+  deleteChain(name: string): void {
+    const c = this.chains.get(name);
+    if (c?.builtin === true && this.created) {
+      // nf_tables lets `-X` remove an empty base chain, which iptables shows again as an empty
+      // built-in chain with policy ACCEPT: so nothing visible changes, or the chain is busy.
+      if (c.rules.length > 0) throw kernelRefused('CHAIN_DEL', 'Device or resource busy', `chain ${name}`);
+      return;
+    }
+    if (c === undefined || c.builtin) throw refused('No chain/target/match by that name');
+    if (c.rules.length > 0 || this.references(name) > 0) {
+      throw kernelRefused('CHAIN_DEL', 'Device or resource busy', `chain ${name}`);
+    }
+    this.chains.delete(name);
+    this.refs?.delete(name);
+  }
+
+  /** `-X` alone: every user chain, all or nothing, failing on the first (in name order) in use. */
+  deleteAllUserChains(): void {
+    const names = this.userChainNames();
+    for (const name of names) {
+      const c = this.chains.get(name) as DraftChain;
+      if (c.rules.length > 0 || this.references(name) > 0) {
+        throw kernelRefused('CHAIN_DEL', 'Device or resource busy', `chain ${name}`);
+      }
+    }
+    for (const name of names) {
+      this.chains.delete(name);
+      this.refs?.delete(name);
+    }
+  }
+
+  flush(name: string | undefined): void {
+    if (name === undefined) {
+      for (const c of this.chains.values()) this.flushChain(c);
+      return;
+    }
+    this.flushChain(this.need(name));
+    this.created = true;
+  }
+
+  private flushChain(c: DraftChain): void {
+    if (c.rules.length === 0) return;
+    for (const r of c.rules) this.removeRef(c.name, r);
+    c.rules = [];
+    c.owned = true;
+  }
+
+  /** `-Z [chain [num]]`: counters of rules (and built-in chains) back to zero. */
+  zero(name: string | undefined, num: number | undefined): void {
+    if (name !== undefined && !this.created) throw refused('No chain/target/match by that name');
+    const targets = name === undefined ? [...this.chains.values()] : [this.need(name)];
+    for (const c of targets) {
+      if (num !== undefined) {
+        if (num > c.rules.length) throw refused('Index of deletion too big');
+        const r = c.rules[num - 1] as Rule;
+        if (r.counters !== undefined) this.writable(c)[num - 1] = withoutCounters(r);
+        continue;
+      }
+      if (c.builtin) c.counters = ZERO;
+      if (c.rules.some((r) => r.counters !== undefined)) {
+        const rules = this.writable(c);
+        for (let k = 0; k < rules.length; k++) {
+          const r = rules[k] as Rule;
+          if (r.counters !== undefined) rules[k] = withoutCounters(r);
+        }
+      }
+    }
+  }
+
+  /** `-E old new`: rules jumping to the chain follow it. */
+  rename(oldName: string, newName: string): void {
+    const c = this.chains.get(oldName);
+    // The real tool looks for the new name first.
+    if (this.chains.has(newName)) throw refused('File exists');
+    if (c === undefined || c.builtin) throw refused('No chain/target/match by that name');
+    const index = this.refIndex();
+    const from = index.get(oldName);
+    this.chains.delete(oldName);
+    const renamed: DraftChain = { ...c, name: newName };
+    this.chains.set(newName, renamed);
+    if (from !== undefined) {
+      for (const fromName of from.keys()) {
+        const fc = this.chains.get(fromName === oldName ? newName : fromName);
+        if (fc === undefined) continue;
+        const rules = this.writable(fc);
+        for (let k = 0; k < rules.length; k++) {
+          const r = rules[k] as Rule;
+          if (jumpTarget(r) === oldName) rules[k] = { ...r, target: { ...(r.target as { kind: 'jump' | 'goto'; chain: string }), chain: newName } };
+        }
+      }
+      index.delete(oldName);
+      index.set(newName, from);
+    }
+    // Outgoing references are recorded under the chain's name as source.
+    for (const m of index.values()) {
+      const n = m.get(oldName);
+      if (n !== undefined) {
+        m.delete(oldName);
+        m.set(newName, n);
+      }
+    }
+    this.created = true;
+  }
+
+  /** `-P chain policy` and restore's built-in chain lines. */
+  setPolicy(name: string, policy: string, counters?: Counters): void {
+    const c = this.chains.get(name);
+    if (c === undefined || !c.builtin) throw refused('Bad built-in chain name');
+    if (policy !== 'ACCEPT' && policy !== 'DROP') throw refused("Bad policy name. Run `dmesg' for more information");
+    c.policy = policy;
+    if (counters !== undefined) c.counters = counters;
+    this.created = true;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Internals
+
+  private writable(c: DraftChain): Rule[] {
+    if (!c.owned) {
+      c.rules = c.rules.slice();
+      c.owned = true;
+    }
+    return c.rules;
+  }
+
+  private refIndex(): Map<string, Map<string, number>> {
+    if (this.refs === undefined) {
+      this.refs = new Map();
+      for (const c of this.chains.values()) for (const r of c.rules) this.addRef(c.name, r);
+    }
+    return this.refs;
+  }
+
+  private addRef(from: string, rule: Rule): void {
+    const to = jumpTarget(rule);
+    if (to === undefined || this.refs === undefined) return;
+    let m = this.refs.get(to);
+    if (m === undefined) {
+      m = new Map<string, number>();
+      this.refs.set(to, m);
+    }
+    m.set(from, (m.get(from) ?? 0) + 1);
+  }
+
+  private removeRef(from: string, rule: Rule): void {
+    const to = jumpTarget(rule);
+    if (to === undefined || this.refs === undefined) return;
+    const m = this.refs.get(to);
+    const n = m?.get(from);
+    if (m === undefined || n === undefined) return;
+    if (n <= 1) m.delete(from);
+    else m.set(from, n - 1);
+  }
+
+  /** Hooks a chain runs from: its own for a built-in chain, else those of the chains jumping to it. */
+  private hooksOf(chain: string): Set<Hook> {
+    const hooks = new Set<Hook>();
+    // Nothing can jump to a built-in chain, so its hook is all there is.
+    if (this.chains.get(chain)?.builtin === true) return hooks.add(chain as Hook);
+    const index = this.refIndex();
+    const seen = new Set<string>([chain]);
+    const queue = [chain];
+    while (queue.length > 0) {
+      const name = queue.pop() as string;
+      const c = this.chains.get(name);
+      if (c?.builtin) hooks.add(name as Hook);
+      for (const from of index.get(name)?.keys() ?? []) {
+        if (!seen.has(from)) {
+          seen.add(from);
+          queue.push(from);
+        }
+      }
+    }
+    return hooks;
+  }
+
+  /** The kernel's checks for adding `rule` to chain `c`. */
+  private validate(c: DraftChain, rule: Rule, op: RuleOp): void {
+    const target = rule.target;
+    if (target === undefined || target.kind === 'ACCEPT' || target.kind === 'DROP' || target.kind === 'RETURN') {
+      if (rule.matches.length === 0) return;
+    }
+    const tables = target !== undefined ? targetModule(target.kind)?.tables : undefined;
+    if (tables !== undefined && !tables.includes(this.name)) throw kernelRefused(op, 'Invalid argument', `rule in chain ${c.name}`);
+    if (this.deferHookChecks) return;
+    const allowed = ruleHooks(rule);
+    const to = jumpTarget(rule);
+    if (allowed === undefined && to === undefined) return;
+    const hooks = this.hooksOf(c.name);
+    if (allowed !== undefined) for (const h of hooks) if (!allowed.includes(h)) throw kernelRefused(op, 'Invalid argument', `rule in chain ${c.name}`);
+    if (to === undefined || hooks.size === 0) return;
+    // A jump makes the target's subtree reachable from these hooks: check it, and look for loops.
+    const bad = this.checkSubtree(to, hooks, c.name);
+    if (bad !== undefined) throw kernelRefused(op, bad, `rule in chain ${c.name}`);
+  }
+
+  /**
+   * Walks the chains reachable from `start` (iteratively, so deep chains cannot overflow the
+   * stack): the errno of the first rule not allowed from `hooks`, or "Too many links" when a
+   * chain on the current path (or `origin`) is reached again. Undefined when all is well.
+   */
+  private checkSubtree(start: string, hooks: ReadonlySet<Hook>, origin: string | undefined): string | undefined {
+    const onPath = new Set<string>();
+    if (origin !== undefined) onPath.add(origin);
+    const done = new Set<string>();
+    const stack: { name: string; rules: readonly Rule[]; k: number }[] = [];
+    const enter = (name: string): string | undefined => {
+      if (onPath.has(name)) return 'Too many links';
+      if (done.has(name)) return undefined;
+      const sub = this.chains.get(name);
+      if (sub === undefined) return undefined;
+      onPath.add(name);
+      stack.push({ name, rules: sub.rules, k: 0 });
+      return undefined;
+    };
+    const first = enter(start);
+    if (first !== undefined) return first;
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1] as { name: string; rules: readonly Rule[]; k: number };
+      if (top.k >= top.rules.length) {
+        stack.pop();
+        onPath.delete(top.name);
+        done.add(top.name);
+        continue;
+      }
+      const r = top.rules[top.k++] as Rule;
+      const rh = ruleHooks(r);
+      if (rh !== undefined) for (const h of hooks) if (!rh.includes(h)) return 'Invalid argument';
+      const next = jumpTarget(r);
+      if (next !== undefined) {
+        const bad = enter(next);
+        if (bad !== undefined) return bad;
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * The deferred hook and loop checks over the whole table in one pass: true when every rule
+   * reachable from a built-in chain is allowed there and no loop is reachable. Hook sets spread
+   * from the built-in chains along jumps as bit masks; a three-colour walk finds loops.
+   */
+  validateAll(): boolean {
+    const names = [...this.chains.keys()];
+    const index = new Map<string, number>();
+    names.forEach((n, k) => index.set(n, k));
+    const count = names.length;
+    const edges: number[][] = new Array<number[]>(count);
+    const allowed = new Int32Array(count).fill(ALL_HOOKS);
+    for (let k = 0; k < count; k++) {
+      const out: number[] = [];
+      const rules = (this.chains.get(names[k] as string) as DraftChain).rules;
+      for (let r = 0; r < rules.length; r++) {
+        const rule = rules[r] as Rule;
+        const to = jumpTarget(rule);
+        if (to !== undefined) {
+          const t = index.get(to);
+          if (t !== undefined) out.push(t);
+        }
+        const rh = ruleHooks(rule);
+        if (rh !== undefined) {
+          let mask = 0;
+          for (const h of rh) mask |= HOOK_BIT[h] ?? 0;
+          allowed[k] = (allowed[k] as number) & mask;
+        }
+      }
+      edges[k] = out;
+    }
+    const hooks = new Int32Array(count);
+    const queue: number[] = [];
+    for (const hook of BUILTIN_CHAINS[this.name]) {
+      const k = index.get(hook);
+      if (k === undefined) continue;
+      hooks[k] = (hooks[k] as number) | (HOOK_BIT[hook] ?? 0);
+      queue.push(k);
+    }
+    while (queue.length > 0) {
+      const k = queue.pop() as number;
+      const mask = hooks[k] as number;
+      for (const t of edges[k] as number[]) {
+        if (((hooks[t] as number) | mask) !== hooks[t]) {
+          hooks[t] = (hooks[t] as number) | mask;
+          queue.push(t);
+        }
+      }
+    }
+    for (let k = 0; k < count; k++) if (((hooks[k] as number) & ~(allowed[k] as number)) !== 0) return false;
+    // Loops among chains reachable from a built-in chain (colour 1: on the path, 2: done).
+    const colour = new Uint8Array(count);
+    const stackNode: number[] = [];
+    const stackEdge: number[] = [];
+    for (let root = 0; root < count; root++) {
+      if (hooks[root] === 0 || colour[root] !== 0) continue;
+      colour[root] = 1;
+      stackNode.push(root);
+      stackEdge.push(0);
+      while (stackNode.length > 0) {
+        const top = stackNode.length - 1;
+        const k = stackNode[top] as number;
+        const e = stackEdge[top] as number;
+        const out = edges[k] as number[];
+        if (e >= out.length) {
+          colour[k] = 2;
+          stackNode.pop();
+          stackEdge.pop();
+          continue;
+        }
+        stackEdge[top] = e + 1;
+        const t = out[e] as number;
+        if (colour[t] === 1) return false;
+        if (colour[t] === 0) {
+          colour[t] = 1;
+          stackNode.push(t);
+          stackEdge.push(0);
+        }
+      }
+    }
+    return true;
+  }
+}
+
+function withoutCounters(r: Rule): Rule {
+  const { counters: _c, ...rest } = r;
+  return rest;
+}
+
+/** strcmp order of chain names (byte order; equal to code-unit order for ASCII names). */
+export function compareNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

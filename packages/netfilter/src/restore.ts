@@ -1,0 +1,355 @@
+/**
+ * `iptables-restore` as a pure function over the ruleset, with the real tool's semantics
+ * (checked against iptables 1.8.9, nf_tables):
+ *
+ * - Each `*table … COMMIT` block is one transaction. Without `--noflush` the table is deleted first
+ *   (policies back to ACCEPT, user chains gone); with it, `:CHAIN` lines create a user chain or
+ *   flush an existing one and leave everything else in place.
+ * - A failure aborts the input. Blocks committed before the failing one stay committed (the real
+ *   tool commits per table); the failing block changes nothing. The error carries that state.
+ * - Lines are `iptables` commands (`-A -I -D -R -C -N -X -F -Z -E -P`, `-L`/`-S` print nothing here),
+ *   optionally prefixed by `[packets:bytes]` counters that apply only with `--counters`.
+ */
+import { applyCommand, DraftSet } from './apply.ts';
+import { parseCommand, type CommandEnv } from './command.ts';
+import { NetfilterError, type NetfilterErrorCode } from './errors.ts';
+import { DEFAULT_IPTABLES_VERSION, Failure, restoreStderr, type IptablesVersion } from './failure.ts';
+import { isBuiltinChain, isTableName } from './ruleset.ts';
+import { splitRestoreLine } from './tokenize.ts';
+import type { Counters, Ruleset, TableName } from './types.ts';
+
+export interface RestoreOptions {
+  /** `--noflush`: keep the tables' current contents. */
+  readonly noflush?: boolean;
+  /** `--counters`: apply `[packets:bytes]` of chain lines and rules. */
+  readonly counters?: boolean;
+  /** Name of the input, for error messages. */
+  readonly file?: string;
+  /** Version the messages imitate (default 1.8.10). */
+  readonly version?: IptablesVersion;
+  /** ipsets that exist on the host; when given, `-m set` naming another fails as on a real host. */
+  readonly ipsets?: readonly string[];
+}
+
+/** A failed restore: where and why, and the ruleset the real tool leaves behind. */
+export interface RestoreFailure {
+  readonly error: NetfilterError;
+  /** Tables committed before the failing block, applied to the input ruleset. */
+  readonly ruleset: Ruleset;
+}
+
+/** Internal: a failure located in the input. */
+class LocatedFailure extends Error {
+  constructor(
+    readonly failure: Failure,
+    readonly line: number,
+    readonly column: number,
+    readonly token: string,
+    /** The real tool's stderr when it does not follow the generic form. */
+    readonly stderr?: string,
+  ) {
+    super(failure.message);
+  }
+}
+
+function bareFailure(message: string): Failure {
+  return new Failure('other', message);
+}
+
+interface LineInfo {
+  readonly text: string;
+  readonly endsWithNewline: boolean;
+}
+
+function splitLines(text: string): LineInfo[] {
+  const out: LineInfo[] = [];
+  let start = 0;
+  const n = text.length;
+  while (start < n) {
+    const nl = text.indexOf('\n', start);
+    if (nl < 0) {
+      out.push({ text: text.slice(start), endsWithNewline: false });
+      break;
+    }
+    out.push({ text: text.slice(start, nl), endsWithNewline: true });
+    start = nl + 1;
+  }
+  return out;
+}
+
+/** Parses `[packets:bytes]`; undefined when malformed. */
+function parseCounterPair(text: string): Counters | undefined {
+  const m = /^\[([0-9]+):([0-9]+)\]$/.exec(text);
+  if (m === null) return undefined;
+  const packets = Number(m[1]);
+  const bytes = Number(m[2]);
+  return Number.isSafeInteger(packets) && Number.isSafeInteger(bytes) ? { packets, bytes } : undefined;
+}
+
+/** The restore engine; `run` returns the final ruleset or throws a LocatedFailure. */
+class Restorer {
+  private readonly drafts: DraftSet;
+  private table: TableName | undefined;
+  /** A jump to a chain missing when its line was read: reported at COMMIT, as the kernel does. */
+  private missingJump: string | undefined;
+
+  /** The command environment, made once: it reads the current table's draft. */
+  private readonly env: CommandEnv & { table: TableName };
+
+  constructor(
+    ruleset: Ruleset,
+    private readonly opts: RestoreOptions,
+  ) {
+    this.drafts = new DraftSet(ruleset);
+    const ipsets = opts.ipsets === undefined ? undefined : new Set(opts.ipsets);
+    const drafts = this.drafts;
+    const env = {
+      mode: 'restore' as const,
+      table: 'filter' as TableName,
+      chainExists: (table: TableName, name: string): boolean => drafts.get(table).hasUserChain(name),
+      acceptMissingChain: (name: string): boolean => {
+        this.missingJump ??= name;
+        return true;
+      },
+      ...(ipsets !== undefined && { ipsetExists: (name: string): boolean => ipsets.has(name) }),
+    };
+    this.env = env;
+  }
+
+  get committed(): Ruleset {
+    return this.drafts.committed;
+  }
+
+  run(text: string): Ruleset {
+    const lines = splitLines(text);
+    this.lines(lines, 0, true);
+    if (this.table !== undefined) {
+      const f = bareFailure(`COMMIT expected at line ${lines.length + 1}`);
+      throw new LocatedFailure(f, lines.length + 1, 1, '', `iptables-restore: COMMIT expected at line ${lines.length + 1}\n`);
+    }
+    return this.drafts.committed;
+  }
+
+  /**
+   * Reads lines from index `from` on. With `defer`, a table's hook and loop checks run once at
+   * its COMMIT; when they fail, the block is read again with checks per rule, so the error names
+   * the line the real tool names. Without `defer`, reading stops after the next COMMIT.
+   */
+  private lines(lines: readonly LineInfo[], from: number, defer: boolean): void {
+    const version = this.opts.version ?? DEFAULT_IPTABLES_VERSION;
+    let blockStart = from;
+    for (let k = from; k < lines.length; k++) {
+      const { text: line, endsWithNewline } = lines[k] as LineInfo;
+      const lineNo = k + 1;
+      if (line === '' || line.charCodeAt(0) === 35 /* # */) continue;
+      const c0 = line.charCodeAt(0);
+      if (this.table !== undefined && line === 'COMMIT') {
+        const d = this.drafts.get(this.table);
+        if (defer && !d.validateAll()) {
+          // Read the block again from its table line, checking every rule as the kernel does.
+          this.table = undefined;
+          this.lines(lines, blockStart, false);
+          continue;
+        }
+        this.commit(lineNo);
+        if (!defer) return;
+        continue;
+      }
+      if (c0 === 42 /* * */ && this.table === undefined) {
+        blockStart = k;
+        this.startTable(line, lineNo);
+        this.drafts.get(this.table as unknown as TableName).deferHookChecks = defer;
+        continue;
+      }
+      if (c0 === 58 /* : */ && this.table !== undefined) {
+        this.chainLine(line, lineNo);
+        continue;
+      }
+      this.commandLine(line, endsWithNewline, lineNo, version);
+    }
+  }
+
+  private startTable(line: string, lineNo: number): void {
+    const name = line
+      .slice(1)
+      .split(/[ \t]+/)
+      .find((w) => w !== '');
+    if (name === undefined || !isTableName(name)) {
+      const f = new Failure('param', `iptables-restore: line ${lineNo} table name '${name ?? ''}' invalid`);
+      throw new LocatedFailure(f, lineNo, name === undefined ? 1 : line.indexOf(name) + 1, name ?? line);
+    }
+    this.table = name;
+    this.missingJump = undefined;
+    const d = this.drafts.reset(name);
+    if (this.opts.noflush !== true) d.flushAll();
+  }
+
+  private commit(lineNo: number): void {
+    if (this.missingJump !== undefined) {
+      throw new LocatedFailure(new Failure('param', `Chain '${this.missingJump}' does not exist`), lineNo, 1, 'COMMIT');
+    }
+    const name = this.table as TableName;
+    this.drafts.get(name).deferHookChecks = false;
+    this.drafts.commit(name);
+    this.table = undefined;
+  }
+
+  private chainLine(line: string, lineNo: number): void {
+    const words: { w: string; col: number }[] = [];
+    const re = /[^ \t]+/g;
+    let m: RegExpExecArray | null;
+    const body = line.slice(1);
+    while ((m = re.exec(body)) !== null) words.push({ w: m[0], col: m.index + 2 });
+    const chain = words[0];
+    if (chain === undefined) {
+      throw new LocatedFailure(new Failure('param', `iptables-restore: line ${lineNo} chain name invalid`), lineNo, 1, ':');
+    }
+    if (chain.w.length > 28) {
+      const f = new Failure('param', `Invalid chain name \`${chain.w}' (28 chars max)`);
+      throw new LocatedFailure(f, lineNo, chain.col, chain.w);
+    }
+    const policy = words[1];
+    if (policy === undefined) {
+      throw new LocatedFailure(new Failure('param', `iptables-restore: line ${lineNo} policy invalid`), lineNo, chain.col, chain.w);
+    }
+    const table = this.table as TableName;
+    const d = this.drafts.get(table);
+    if (isBuiltinChain(table, chain.w)) {
+      let counters: Counters | undefined;
+      const cw = words[2];
+      if (this.opts.counters === true && cw !== undefined) {
+        counters = parseCounterPair(cw.w);
+        if (counters === undefined) {
+          const f = new Failure('param', `invalid policy counters for chain '${chain.w}'`);
+          throw new LocatedFailure(f, lineNo, cw.col, cw.w);
+        }
+      }
+      if (policy.w === '-') {
+        d.created = true;
+        return;
+      }
+      try {
+        d.setPolicy(chain.w, policy.w, counters);
+      } catch (e) {
+        if (e instanceof Failure) {
+          // The real tool words this one without the dmesg hint.
+          const f = e.message.startsWith('Bad policy name') ? new Failure('other', 'Bad policy name') : e;
+          throw new LocatedFailure(f, lineNo, policy.col, policy.w);
+        }
+        throw e;
+      }
+      return;
+    }
+    d.declareUserChain(chain.w);
+  }
+
+  private commandLine(line: string, endsWithNewline: boolean, lineNo: number, version: IptablesVersion): void {
+    let rest = line;
+    let offset = 0;
+    let prefix: string[] = [];
+    if (line.charCodeAt(0) === 91 /* [ */) {
+      const close = line.indexOf(']');
+      if (close < 0) throw new LocatedFailure(new Failure('param', `Bad line ${lineNo}: need ]`), lineNo, 1, line.split(/[ \t]/)[0] ?? line);
+      if (this.opts.counters === true) {
+        const inner = line.slice(1, close);
+        const colon = inner.indexOf(':');
+        prefix = ['-c', colon < 0 ? inner : inner.slice(0, colon), colon < 0 ? '' : inner.slice(colon + 1)];
+      }
+      offset = close + 1;
+      rest = line.slice(offset);
+    }
+    let words: string[];
+    let columns: number[];
+    try {
+      ({ words, columns } = splitRestoreLine(rest, endsWithNewline));
+    } catch (e) {
+      if (e instanceof Failure) throw new LocatedFailure(e, lineNo, 1, line);
+      throw e;
+    }
+    if (this.table === undefined) {
+      const f = bareFailure('failed');
+      throw new LocatedFailure(f, lineNo, (columns[0] ?? 1) + offset, words[0] ?? line, `iptables-restore: line ${lineNo} failed\n`);
+    }
+    const table = this.table;
+    const d = this.drafts.get(table);
+    const argv = prefix.length > 0 ? [...prefix, ...words] : words;
+    try {
+      this.env.table = table;
+      const cmd = parseCommand(argv, this.env);
+      try {
+        applyCommand(d, cmd, version);
+      } catch (e) {
+        // Blame the target for a rule the kernel refuses, else the chain the command names.
+        if (e instanceof Failure && e.argIndex === undefined) {
+          e.argIndex = e.kind === 'kernel' && cmd.targetArgIndex !== undefined ? cmd.targetArgIndex : cmd.chainArgIndex;
+        }
+        throw e;
+      }
+    } catch (e) {
+      if (!(e instanceof Failure)) throw e;
+      const idx = e.argIndex === undefined ? undefined : e.argIndex - prefix.length;
+      if (idx !== undefined && idx >= 0 && idx < words.length) {
+        throw new LocatedFailure(e, lineNo, (columns[idx] ?? 1) + offset, words[idx] as string);
+      }
+      if (idx !== undefined && idx < 0) throw new LocatedFailure(e, lineNo, 1, line.slice(0, offset));
+      throw new LocatedFailure(e, lineNo, (columns[0] ?? 1) + offset, words[0] ?? '');
+    }
+  }
+}
+
+function toError(lf: LocatedFailure, opts: RestoreOptions, code: NetfilterErrorCode, what: string): NetfilterError {
+  const version = opts.version ?? DEFAULT_IPTABLES_VERSION;
+  const stderr = lf.stderr ?? restoreStderr(lf.failure, lf.line, version);
+  const where = `${opts.file ?? '<input>'}:${lf.line}:${lf.column}`;
+  const body = lf.failure.message.trim().replace(/\s*\n\s*/g, ' ');
+  const token = lf.token === '' ? '' : ` (at "${lf.token}")`;
+  return new NetfilterError(code, `${what}: ${where}: ${body}${token}`, {
+    location: { ...(opts.file !== undefined && { file: opts.file }), line: lf.line, column: lf.column, token: lf.token },
+    exitCode: lf.failure.kind === 'param' ? 2 : lf.failure.exitCode,
+    stderr,
+  });
+}
+
+/**
+ * Applies `iptables-restore` input to a ruleset and returns the result. Throws a
+ * {@link NetfilterError} (code `parse` for input the real tool rejects while reading, `restore` for
+ * a change it refuses) with file, line, column and token; the error's `stderr` is what
+ * `iptables-restore` prints. The input ruleset is never modified; see {@link tryRestore} for the
+ * state the real tool leaves after a failure in a later table.
+ *
+ * @example
+ * const r = restore(freshRuleset(), '*nat\n:KUBE-SERVICES - [0:0]\n-A PREROUTING -j KUBE-SERVICES\nCOMMIT\n', { noflush: true });
+ */
+export function restore(ruleset: Ruleset, text: string, opts: RestoreOptions = {}): Ruleset {
+  const result = tryRestore(ruleset, text, opts);
+  if ('error' in result) throw result.error;
+  return result.ruleset;
+}
+
+/**
+ * Like {@link restore} but returns failures as values, with the ruleset the real tool leaves
+ * behind: tables committed before the failing block stay committed.
+ */
+export function tryRestore(ruleset: Ruleset, text: string, opts: RestoreOptions = {}): { readonly ruleset: Ruleset } | RestoreFailure {
+  const r = new Restorer(ruleset, opts);
+  try {
+    return { ruleset: r.run(text) };
+  } catch (e) {
+    if (e instanceof LocatedFailure) {
+      const code: NetfilterErrorCode = e.failure.kind === 'param' ? 'parse' : 'restore';
+      return { error: toError(e, opts, code, 'iptables-restore'), ruleset: r.committed };
+    }
+    throw e;
+  }
+}
+
+/** @internal Restore for `parseSave`: every failure is a `parse` error. */
+export function restoreForParse(ruleset: Ruleset, text: string, opts: RestoreOptions): Ruleset {
+  const r = new Restorer(ruleset, opts);
+  try {
+    return r.run(text);
+  } catch (e) {
+    if (e instanceof LocatedFailure) throw toError(e, opts, 'parse', 'parseSave');
+    throw e;
+  }
+}

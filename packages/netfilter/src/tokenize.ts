@@ -1,0 +1,140 @@
+/**
+ * Words of an `iptables-restore` line, and the quoting `iptables-save` applies to strings.
+ *
+ * The splitting follows iptables-restore (checked against 1.8.9): blanks (space, tab) separate
+ * words; a `"` opens a quoted part inside which blanks are kept and `\` makes the next character
+ * literal (`\"`, `\\`, and `\n` is just `n`); a closing `"` ends the word even when more characters
+ * follow, so `"abc"def` is two words. `'` is an ordinary character. Outside quotes `\` is literal.
+ * A quote left open takes the rest of the line *and its newline* into the word, as the real tool
+ * does. A word may be at most 1023 bytes ("Parameter too long!").
+ */
+import { Failure } from './failure.ts';
+
+/** Words of one line, with the 1-based column where each starts (at its opening quote, if any). */
+export interface LineWords {
+  readonly words: string[];
+  readonly columns: number[];
+}
+
+const MAX_PARAM_BYTES = 1023;
+
+/**
+ * Splits one line (without its newline) into words. `endsWithNewline` says whether the line was
+ * followed by a newline in the input, which an unterminated quote swallows.
+ *
+ * @example
+ * splitRestoreLine('-A INPUT -m comment --comment "a b"').words
+ * // ['-A', 'INPUT', '-m', 'comment', '--comment', 'a b']
+ */
+export function splitRestoreLine(line: string, endsWithNewline = true): LineWords {
+  const words: string[] = [];
+  const columns: number[] = [];
+  const n = line.length;
+  let i = 0;
+  while (i < n) {
+    let c = line.charCodeAt(i);
+    if (c === 32 || c === 9) {
+      i++;
+      continue;
+    }
+    const start = i;
+    // Fast path: a word without quotes is a plain slice.
+    let j = i;
+    while (j < n) {
+      c = line.charCodeAt(j);
+      if (c === 32 || c === 9 || c === 34) break;
+      j++;
+    }
+    if (j === n || c !== 34) {
+      words.push(line.slice(i, j));
+      columns.push(start + 1);
+      i = j;
+      if (j - start > MAX_PARAM_BYTES / 4) checkLength(words);
+      continue;
+    }
+    // Slow path: the word contains a quote.
+    let word = line.slice(i, j);
+    i = j;
+    while (i < n) {
+      c = line.charCodeAt(i);
+      if (c === 34) {
+        // Opening quote: read to the closing quote, honouring backslash escapes.
+        i++;
+        let open = true;
+        while (i < n) {
+          const q = line.charCodeAt(i);
+          if (q === 92 /* \ */) {
+            if (i + 1 < n) {
+              word += line[i + 1];
+              i += 2;
+            } else {
+              // An escape at the end of the line escapes the newline itself.
+              if (endsWithNewline) word += '\n';
+              i++;
+            }
+            continue;
+          }
+          if (q === 34) {
+            open = false;
+            i++;
+            break;
+          }
+          word += line[i];
+          i++;
+        }
+        if (open) {
+          if (endsWithNewline && line.charCodeAt(n - 1) !== 92) word += '\n';
+        }
+        // A closing quote ends the word, whatever follows it.
+        break;
+      }
+      if (c === 32 || c === 9) break;
+      word += line[i];
+      i++;
+    }
+    words.push(word);
+    columns.push(start + 1);
+    if (word.length > MAX_PARAM_BYTES / 4) checkLength(words);
+  }
+  return { words, columns };
+}
+
+/** Throws the real tool's "Parameter too long!" for the last word when it exceeds the buffer. */
+function checkLength(words: readonly string[]): void {
+  const word = words[words.length - 1] ?? '';
+  if (Buffer.byteLength(word, 'utf8') > MAX_PARAM_BYTES) {
+    throw new Failure('param', 'Parameter too long!', { argIndex: words.length - 1 });
+  }
+}
+
+const SAFE = new Uint8Array(128);
+for (let c = 48; c <= 57; c++) SAFE[c] = 1;
+for (let c = 65; c <= 90; c++) SAFE[c] = 1;
+for (let c = 97; c <= 122; c++) SAFE[c] = 1;
+SAFE[95] = 1; // _
+SAFE[45] = 1; // -
+
+/**
+ * A string argument as `iptables-save` prints it: bare when it is non-empty and only
+ * `[A-Za-z0-9_-]`, else in double quotes with `"`, `\` and `'` escaped by a backslash.
+ *
+ * @example
+ * quoteSaveString('flanneld masq') // '"flanneld masq"'
+ * quoteSaveString('x--y')          // 'x--y'
+ */
+export function quoteSaveString(s: string): string {
+  const n = s.length;
+  let safe = n > 0;
+  for (let i = 0; i < n && safe; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 128 || SAFE[c] === 0) safe = false;
+  }
+  if (safe) return s;
+  let out = '"';
+  for (let i = 0; i < n; i++) {
+    const ch = s[i] as string;
+    if (ch === '"' || ch === '\\' || ch === "'") out += '\\';
+    out += ch;
+  }
+  return out + '"';
+}

@@ -1,0 +1,264 @@
+/**
+ * The controller context: what a controller process gets from the world. Everything that touches
+ * the world is an interleaving point (a step the engine schedules and picks): each kube client
+ * call, each `iptables` process, each wait on a workqueue. Informer handlers run as their own
+ * tasks, in the informer's delivery steps.
+ */
+import {
+  Informer,
+  WorkQueue,
+  type ApiServer,
+  type DeleteOptions,
+  type HandlerOptions,
+  type HandlerRegistration,
+  type InputOf,
+  type Kind,
+  type ListResult,
+  type Lister,
+  type MergePatch,
+  type ObjectOf,
+  type QueueMode,
+  type RandomSource,
+  type RateLimiter,
+  type ResourceEventHandler,
+  type Scheduler,
+  type Selector,
+  type KubeTraceSink,
+} from '@netsim/kube';
+import type { ProcessContext, ProcessHandle } from './agent.ts';
+import type { Engine } from './engine.ts';
+import { SimError } from './errors.ts';
+import type { IptablesHandle } from './iptables.ts';
+import type { NodeInfo } from './view.ts';
+
+/**
+ * The Kubernetes client of a controller: each call is one request to the API server, one step.
+ * Errors are `KubeError`s (`NotFound`, `Conflict`, …) as client-go returns them.
+ */
+export interface KubeClient {
+  get<K extends Kind>(kind: K, namespace: string, name: string): Promise<ObjectOf<K>>;
+  list<K extends Kind>(kind: K, selector?: Selector): Promise<ListResult<ObjectOf<K>>>;
+  create<K extends Kind>(kind: K, input: InputOf<K>): Promise<ObjectOf<K>>;
+  update<K extends Kind>(obj: ObjectOf<K>): Promise<ObjectOf<K>>;
+  updateStatus<K extends Kind>(obj: ObjectOf<K>): Promise<ObjectOf<K>>;
+  /** A JSON merge patch (`{ metadata: { annotations: { k: 'v', gone: null } } }`). */
+  patch<K extends Kind>(kind: K, namespace: string, name: string, patch: MergePatch): Promise<ObjectOf<K>>;
+  delete<K extends Kind>(kind: K, namespace: string, name: string, opts?: DeleteOptions): Promise<ObjectOf<K>>;
+}
+
+/** One shared informer of the process (client-go's `SharedIndexInformer`). */
+export interface InformerHandle<K extends Kind> {
+  readonly kind: K;
+  /** Registers a handler; each call runs as a task of this process. */
+  addEventHandler(handler: ResourceEventHandler<ObjectOf<K>>, opts?: HandlerOptions): HandlerRegistration;
+  /** The informer cache, read-only. */
+  readonly lister: Lister<ObjectOf<K>>;
+  hasSynced(): boolean;
+}
+
+export interface InformerRequest {
+  readonly selector?: Selector;
+  /** Resync period of the informer (ms, default 0: never). */
+  readonly resyncPeriodMs?: number;
+}
+
+/** client-go's `SharedInformerFactory`, per process: one informer per kind and selector. */
+export interface Informers {
+  pods(req?: InformerRequest): InformerHandle<'Pod'>;
+  services(req?: InformerRequest): InformerHandle<'Service'>;
+  endpointSlices(req?: InformerRequest): InformerHandle<'EndpointSlice'>;
+  nodes(req?: InformerRequest): InformerHandle<'Node'>;
+  /** Starts every informer created so far (the factory's `Start`). */
+  start(): void;
+  /**
+   * Resolves true once every started informer has synced; polls every 100 ms of simulated time as
+   * client-go's `WaitForCacheSync` does, and resolves false if the process is stopping.
+   */
+  waitForCacheSync(): Promise<boolean>;
+}
+
+/**
+ * client-go's rate-limiting workqueue with a blocking `get`, as workers use it:
+ * `for (;;) { const key = await q.get(); if (key === undefined) return; … q.done(key); }`.
+ */
+export interface AsyncWorkQueue<T> {
+  add(item: T): void;
+  addAfter(item: T, delayMs: number): void;
+  addRateLimited(item: T): void;
+  forget(item: T): void;
+  done(item: T): void;
+  numRequeues(item: T): number;
+  len(): number;
+  shutDown(): void;
+  shuttingDown(): boolean;
+  /** The next item (an interleaving point; waits while empty), or `undefined` once shut down. */
+  get(): Promise<T | undefined>;
+}
+
+/** Everything a controller process sees. */
+export interface ControllerContext extends ProcessContext {
+  readonly nodeInfo: NodeInfo;
+  readonly iptables: IptablesHandle;
+  readonly kube: KubeClient;
+  readonly informers: Informers;
+  /** A new workqueue owned by this process (lost when it dies). */
+  workqueue<T = string>(name: string, opts?: { readonly rateLimiter?: RateLimiter<T> }): AsyncWorkQueue<T>;
+}
+
+/** What the world hands to {@link buildControllerContext}. */
+export interface ContextDeps {
+  readonly engine: Engine;
+  readonly api: ApiServer;
+  readonly nodeInfo: NodeInfo;
+  readonly iptables: IptablesHandle;
+  readonly queueMode: QueueMode;
+  readonly random: RandomSource;
+  readonly kubeLatencyMs: number;
+  readonly kubeTrace: KubeTraceSink;
+  /** Called for each informer created, so the world can aim watch faults at it. */
+  readonly onInformer: (informer: Informer<Kind>) => void;
+}
+
+/** Builds a process's context: its own informers, workqueues and clients, all owned by the process. */
+export function buildControllerContext(base: ProcessContext, proc: ProcessHandle, deps: ContextDeps): ControllerContext {
+  const { engine, api } = deps;
+  const owner = proc.owner;
+  const agent = base.agent;
+  // Steps of this process's informers and queues belong to it: they vanish when it dies.
+  const scheduler: Scheduler = {
+    now: () => engine.now(),
+    schedule: (delayMs, label, run) => {
+      engine.after(delayMs, { kind: 'kube', label, owner }, run);
+    },
+  };
+
+  const request = <T>(label: string, fn: () => T): Promise<T> => engine.call({ kind: 'kube-client', label: `${agent} ${label}`, delayMs: deps.kubeLatencyMs }, fn);
+
+  const kube: KubeClient = {
+    get: (kind, namespace, name) => request(`GET ${kind} ${namespace}/${name}`, () => api.get(kind, namespace, name)),
+    list: (kind, selector) => request(`LIST ${kind}`, () => api.list(kind, selector)),
+    create: (kind, input) => request(`CREATE ${kind} ${input.metadata.namespace ?? ''}/${input.metadata.name}`, () => api.create(kind, input)),
+    update: (obj) => request(`UPDATE ${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name}`, () => api.update(obj)),
+    updateStatus: (obj) => request(`UPDATE ${obj.kind}/status ${obj.metadata.namespace}/${obj.metadata.name}`, () => api.updateStatus(obj)),
+    patch: (kind, namespace, name, patch) => request(`PATCH ${kind} ${namespace}/${name}`, () => api.patch(kind, namespace, name, patch)),
+    delete: (kind, namespace, name, opts) => request(`DELETE ${kind} ${namespace}/${name}`, () => api.delete(kind, namespace, name, opts)),
+  };
+
+  const created = new Map<string, Informer<Kind>>();
+  let started = false;
+  proc.onExit(() => {
+    for (const inf of created.values()) inf.stop();
+  });
+
+  const informerFor = <K extends Kind>(kind: K, req: InformerRequest = {}): InformerHandle<K> => {
+    const sel = req.selector ?? {};
+    const id = `${kind}|${JSON.stringify(sel)}|${req.resyncPeriodMs ?? 0}`;
+    let inf = created.get(id) as Informer<K> | undefined;
+    if (inf === undefined) {
+      inf = new Informer(api, kind, {
+        queueMode: deps.queueMode,
+        name: `${agent}/${kind.toLowerCase()}s`,
+        selector: sel,
+        resyncPeriodMs: req.resyncPeriodMs ?? 0,
+        scheduler,
+        random: deps.random,
+        trace: deps.kubeTrace,
+      });
+      created.set(id, inf as unknown as Informer<Kind>);
+      deps.onInformer(inf as unknown as Informer<Kind>);
+      if (started) inf.run();
+    }
+    const informer = inf;
+    return {
+      kind,
+      lister: informer.lister,
+      hasSynced: () => informer.hasSynced(),
+      addEventHandler: (handler, opts) => {
+        // Each handler call runs as its own task of this process, inside the informer's delivery step.
+        const run = (name: string, fn: () => unknown): void => {
+          if (!proc.alive()) return;
+          engine.activate(engine.newTask(owner, `${kind.toLowerCase()} ${name}`), fn);
+        };
+        return informer.addEventHandler(
+          {
+            ...(handler.onAdd !== undefined ? { onAdd: (obj, initial) => run('onAdd', () => handler.onAdd?.(obj, initial)) } : {}),
+            ...(handler.onUpdate !== undefined ? { onUpdate: (o, n) => run('onUpdate', () => handler.onUpdate?.(o, n)) } : {}),
+            ...(handler.onDelete !== undefined ? { onDelete: (d) => run('onDelete', () => handler.onDelete?.(d)) } : {}),
+          },
+          opts,
+        );
+      },
+    };
+  };
+
+  const informers: Informers = {
+    pods: (req) => informerFor('Pod', req),
+    services: (req) => informerFor('Service', req),
+    endpointSlices: (req) => informerFor('EndpointSlice', req),
+    nodes: (req) => informerFor('Node', req),
+    start: () => {
+      if (started) return;
+      started = true;
+      for (const inf of created.values()) inf.run();
+    },
+    waitForCacheSync: async () => {
+      for (;;) {
+        if (base.stopping) return false;
+        if ([...created.values()].every((i) => i.hasSynced())) return true;
+        await base.sleep(100);
+      }
+    },
+  };
+
+  const workqueue = <T>(name: string, opts: { readonly rateLimiter?: RateLimiter<T> } = {}): AsyncWorkQueue<T> => {
+    const q = new WorkQueue<T>({ scheduler, name: `${agent}/${name}`, ...(opts.rateLimiter !== undefined ? { rateLimiter: opts.rateLimiter } : {}) });
+    const sleepers: (() => void)[] = [];
+    q.onReady(() => {
+      // Wake every blocked worker; each retries in its own step and the losers wait again, which is
+      // what goroutines blocked on the queue's condition variable do after a Broadcast.
+      for (const wake of sleepers.splice(0)) wake();
+    });
+    proc.onExit(() => {
+      sleepers.length = 0;
+    });
+    const tryGet = (): { readonly item: T } | 'shutdown' | 'empty' => {
+      const item = q.get();
+      if (item !== undefined) return { item };
+      return q.shuttingDown() ? 'shutdown' : 'empty';
+    };
+    return {
+      add: (item) => q.add(item),
+      addAfter: (item, delayMs) => q.addAfter(item, delayMs),
+      addRateLimited: (item) => q.addRateLimited(item),
+      forget: (item) => q.forget(item),
+      done: (item) => q.done(item),
+      numRequeues: (item) => q.numRequeues(item),
+      len: () => q.len(),
+      shutDown: () => q.shutDown(),
+      shuttingDown: () => q.shuttingDown(),
+      get: async () => {
+        for (;;) {
+          const r = await engine.call({ kind: 'workqueue', label: `${agent} ${name}.Get` }, tryGet);
+          if (r === 'shutdown') return undefined;
+          if (r !== 'empty') return r.item;
+          const w = engine.park<undefined>({ kind: 'workqueue', label: `${agent} ${name}.Get wakes` });
+          sleepers.push(() => w.wake(undefined));
+          await w.promise;
+        }
+      },
+    };
+  };
+
+  if (!Number.isSafeInteger(deps.kubeLatencyMs) || deps.kubeLatencyMs < 0) {
+    throw new SimError('invalid-argument', `kubeLatencyMs must be a non-negative integer, got ${String(deps.kubeLatencyMs)}`);
+  }
+
+  // The base context is the prototype, so its live getters (`stopping`) stay live.
+  return Object.assign(Object.create(base) as object, {
+    nodeInfo: deps.nodeInfo,
+    iptables: deps.iptables,
+    kube,
+    informers,
+    workqueue,
+  }) as ControllerContext;
+}

@@ -1,0 +1,224 @@
+/**
+ * A simulation scenario as plain data: the cluster, the controller under test, a timeline of
+ * actions and faults, probes and the run's horizon. Property tests generate these; a failing one
+ * is exported as-is, so it can be saved, replayed and turned into a scenario file by
+ * `@netsim/scenario` (which owns the YAML format): every field is JSON-able and nothing refers to
+ * code except by name (the controller, through a registry).
+ */
+import { SimError } from './errors.ts';
+import type { JsonObject } from './json.ts';
+
+/** The version tag of this data shape; bumped on incompatible changes. */
+export const SIM_SCENARIO_FORMAT = 'netsim.sim-scenario/v1';
+
+export type Protocol = 'TCP' | 'UDP';
+
+/** A container port a Pod declares and listens on once running. */
+export interface PortSpec {
+  readonly port: number;
+  readonly protocol: Protocol;
+  readonly name?: string;
+}
+
+/** A Pod to create, bound to a node. */
+export interface PodSpec {
+  readonly namespace?: string;
+  readonly name: string;
+  readonly node: string;
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly ports: readonly PortSpec[];
+  /** Seconds of graceful termination on delete (default 0 in scenarios: churn is fast). */
+  readonly terminationGracePeriodSeconds?: number;
+}
+
+export interface ServicePortSpec {
+  readonly name?: string;
+  readonly port: number;
+  readonly targetPort: number;
+  readonly protocol: Protocol;
+  /** NodePort / LoadBalancer services: a fixed node port (else allocated). */
+  readonly nodePort?: number;
+}
+
+/** A Service selecting Pods by labels. */
+export interface ServiceSpec {
+  readonly namespace?: string;
+  readonly name: string;
+  readonly type?: 'ClusterIP' | 'NodePort' | 'LoadBalancer';
+  readonly selector: Readonly<Record<string, string>>;
+  readonly ports: readonly ServicePortSpec[];
+  readonly annotations?: Readonly<Record<string, string>>;
+  readonly externalTrafficPolicy?: 'Cluster' | 'Local';
+}
+
+export interface NodeSpec {
+  readonly name: string;
+}
+
+export interface ClusterSpec {
+  readonly nodes: readonly NodeSpec[];
+  /** Which client-go informer queue the agents' informers use (default DeltaFIFO). */
+  readonly queueMode?: 'DeltaFIFO' | 'RealFIFO';
+  /** Objects present before the agents start. */
+  readonly services?: readonly ServiceSpec[];
+  readonly pods?: readonly PodSpec[];
+  /** Prefix length of each node's Pod CIDR (default 24). Small CIDRs make Pod IP reuse likely. */
+  readonly nodeCidrMaskSize?: number;
+  /**
+   * How kubelets pick Pod IPs: `round-robin` (CNI host-local, the default) or `lowest-free`
+   * (a freed IP comes back at once: IP reuse).
+   */
+  readonly ipamPolicy?: 'round-robin' | 'lowest-free';
+}
+
+/** Everything that can happen on a timeline: Kubernetes changes, faults and lifecycle events. */
+export type Action =
+  | { readonly kind: 'pod.create'; readonly pod: PodSpec }
+  | { readonly kind: 'pod.delete'; readonly namespace?: string; readonly name: string; readonly graceSeconds?: number }
+  /** Delete then create a Pod of the same name and spec `gapMs` later (a StatefulSet restart). */
+  | { readonly kind: 'pod.recreate'; readonly namespace?: string; readonly name: string; readonly gapMs: number }
+  | { readonly kind: 'service.create'; readonly service: ServiceSpec }
+  | { readonly kind: 'service.update'; readonly service: ServiceSpec }
+  | { readonly kind: 'service.delete'; readonly namespace?: string; readonly name: string }
+  /** The agent on `node` dies at once (SIGKILL, OOM) and starts again `restartAfterMs` later. */
+  | { readonly kind: 'agent.crash'; readonly node: string; readonly restartAfterMs: number }
+  /** The agent on `node` gets SIGTERM (its shutdown code runs), exits, and starts again `downMs` after exiting. */
+  | { readonly kind: 'agent.restart'; readonly node: string; readonly graceMs?: number; readonly downMs: number }
+  /** The watches of the agents' informers (on `node`, or everywhere) lose every event for `durationMs`, then relist. */
+  | { readonly kind: 'watch.gap'; readonly node?: string; readonly durationMs: number }
+  /** The watches break now with 410 Gone: the informers relist after their backoff. */
+  | { readonly kind: 'watch.reset'; readonly node?: string }
+  /** Watch events reach the informers `delayMs` late for `durationMs`. */
+  | { readonly kind: 'watch.delay'; readonly node?: string; readonly delayMs: number; readonly durationMs: number }
+  /** Another program holds the xtables lock on `node` for `durationMs`. */
+  | { readonly kind: 'iptables.lock'; readonly node: string; readonly durationMs: number }
+  /** The next `count` iptables commands on `node` fail with "Resource temporarily unavailable". */
+  | { readonly kind: 'iptables.fail'; readonly node: string; readonly count: number }
+  /** The next iptables-restore on `node` fails at input line `line`. */
+  | { readonly kind: 'iptables.restore-fail'; readonly node: string; readonly line: number }
+  /** iptables commands on `node` take `extraMs` longer for `durationMs`. */
+  | { readonly kind: 'iptables.slow'; readonly node: string; readonly extraMs: number; readonly durationMs: number };
+
+export type ActionKind = Action['kind'];
+
+export interface TimedAction {
+  readonly atMs: number;
+  readonly action: Action;
+}
+
+/** A periodic probe run through the datapath. */
+export type ProbeSpec =
+  /** A load balancer health-checks every node port the NodePortLocal annotations publish. */
+  | { readonly kind: 'npl-health'; readonly everyMs: number }
+  /** A load balancer health-checks a NodePort on every node. */
+  | { readonly kind: 'nodeport-health'; readonly service: string; readonly namespace?: string; readonly everyMs: number }
+  /** Every running Pod opens a connection to an external host (egress through masquerade). */
+  | { readonly kind: 'pod-egress'; readonly everyMs: number };
+
+export interface SimScenario {
+  readonly format: typeof SIM_SCENARIO_FORMAT;
+  /** The simulation seed: every tie-break, id and random choice derives from it. */
+  readonly seed: number;
+  /** Optional explicit tie-break choices (replay by path). */
+  readonly schedule?: { readonly path: readonly number[]; readonly whenPathExhausted?: 'prng' | 'fifo' };
+  readonly cluster: ClusterSpec;
+  /** The controller under test, by registry name, deployed on every node; options are passed to its factory. */
+  readonly controller: { readonly name: string; readonly options?: JsonObject };
+  readonly timeline: readonly TimedAction[];
+  readonly probes?: readonly ProbeSpec[];
+  /** The agents start at t=0; the run ends here. */
+  readonly horizonMs: number;
+  /** How long after a disruption transient disagreement (rules vs Pods, failing probes) is tolerated. */
+  readonly settleMs: number;
+}
+
+const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+function fail(path: string, msg: string): never {
+  throw new SimError('invalid-argument', `scenario ${path}: ${msg}`);
+}
+
+function checkMs(path: string, v: unknown, min = 0): void {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min) fail(path, `must be an integer of milliseconds >= ${min}, got ${JSON.stringify(v)}`);
+}
+
+function checkNode(path: string, node: string | undefined, nodes: ReadonlySet<string>): void {
+  if (node !== undefined && !nodes.has(node)) fail(path, `unknown node "${node}" (nodes: ${[...nodes].join(', ')})`);
+}
+
+/**
+ * Check a scenario's shape and references (node names, times) and name the offending field.
+ * Throws a `SimError` with code `invalid-argument`.
+ */
+export function validateScenario(s: SimScenario): void {
+  const format: unknown = s.format;
+  if (format !== SIM_SCENARIO_FORMAT) fail('format', `expected "${SIM_SCENARIO_FORMAT}", got ${JSON.stringify(format)}`);
+  if (!Number.isSafeInteger(s.seed)) fail('seed', `must be a safe integer, got ${JSON.stringify(s.seed)}`);
+  if (s.cluster.nodes.length === 0) fail('cluster.nodes', 'needs at least one node');
+  const nodes = new Set<string>();
+  s.cluster.nodes.forEach((n, i) => {
+    if (!NAME.test(n.name)) fail(`cluster.nodes[${i}].name`, `"${n.name}" is not a DNS-1123 label`);
+    if (nodes.has(n.name)) fail(`cluster.nodes[${i}].name`, `duplicate node "${n.name}"`);
+    nodes.add(n.name);
+  });
+  (s.cluster.pods ?? []).forEach((p, i) => checkNode(`cluster.pods[${i}].node`, p.node, nodes));
+  checkMs('horizonMs', s.horizonMs, 1);
+  checkMs('settleMs', s.settleMs);
+  s.timeline.forEach((t, i) => {
+    const at = `timeline[${i}]`;
+    checkMs(`${at}.atMs`, t.atMs);
+    if (t.atMs > s.horizonMs) fail(`${at}.atMs`, `${t.atMs} is after the horizon ${s.horizonMs}`);
+    const a = t.action;
+    switch (a.kind) {
+      case 'pod.create':
+        checkNode(`${at}.action.pod.node`, a.pod.node, nodes);
+        break;
+      case 'pod.recreate':
+        checkMs(`${at}.action.gapMs`, a.gapMs);
+        break;
+      case 'agent.crash':
+        checkNode(`${at}.action.node`, a.node, nodes);
+        checkMs(`${at}.action.restartAfterMs`, a.restartAfterMs);
+        break;
+      case 'agent.restart':
+        checkNode(`${at}.action.node`, a.node, nodes);
+        checkMs(`${at}.action.downMs`, a.downMs);
+        if (a.graceMs !== undefined) checkMs(`${at}.action.graceMs`, a.graceMs);
+        break;
+      case 'watch.gap':
+        checkNode(`${at}.action.node`, a.node, nodes);
+        checkMs(`${at}.action.durationMs`, a.durationMs);
+        break;
+      case 'watch.reset':
+        checkNode(`${at}.action.node`, a.node, nodes);
+        break;
+      case 'watch.delay':
+        checkNode(`${at}.action.node`, a.node, nodes);
+        checkMs(`${at}.action.delayMs`, a.delayMs);
+        checkMs(`${at}.action.durationMs`, a.durationMs);
+        break;
+      case 'iptables.lock':
+        checkNode(`${at}.action.node`, a.node, nodes);
+        checkMs(`${at}.action.durationMs`, a.durationMs);
+        break;
+      case 'iptables.fail':
+        checkNode(`${at}.action.node`, a.node, nodes);
+        checkMs(`${at}.action.count`, a.count, 1);
+        break;
+      case 'iptables.restore-fail':
+        checkNode(`${at}.action.node`, a.node, nodes);
+        checkMs(`${at}.action.line`, a.line, 1);
+        break;
+      case 'iptables.slow':
+        checkNode(`${at}.action.node`, a.node, nodes);
+        checkMs(`${at}.action.extraMs`, a.extraMs);
+        checkMs(`${at}.action.durationMs`, a.durationMs);
+        break;
+      case 'pod.delete':
+      case 'service.create':
+      case 'service.update':
+      case 'service.delete':
+        break;
+    }
+  });
+}

@@ -1,0 +1,134 @@
+/**
+ * The read-only view of the world that invariants and probes observe. Checkers look at the world
+ * from outside (TigerBeetle's StateChecker): they never share state with the controller under
+ * test, and every object they get is immutable.
+ */
+import { formatIpv4, type Rule, type Ruleset, type TableName } from '@netsim/netfilter';
+import type { Pod, Service } from '@netsim/kube';
+import type { AgentState } from './agent.ts';
+
+/** A node as the world built it. */
+export interface NodeInfo {
+  readonly name: string;
+  /** The node's InternalIP. */
+  readonly ip: string;
+  /** The node's Pod CIDR (`a.b.c.d/n`). */
+  readonly podCidr: string;
+}
+
+/** The last result of one probe target. */
+export interface ProbeRecord {
+  /** Stable id, e.g. `npl-health lb→node-1:61001`. */
+  readonly id: string;
+  readonly kind: string;
+  readonly ok: boolean;
+  /** `established`, `reset`, `timeout`, … and why. */
+  readonly outcome: string;
+  readonly detail: string;
+  readonly atMs: number;
+}
+
+/** Who had an IP last: how a message can say "10.244.1.5 was web-0". */
+export interface IpOwner {
+  readonly pod: string;
+  readonly uid: string;
+  readonly node: string;
+}
+
+/** A read-only view of the world after a step. */
+export interface WorldView {
+  readonly nowMs: number;
+  readonly nodes: readonly NodeInfo[];
+  /** The node's current rules (its kernel state). */
+  ruleset(node: string): Ruleset;
+  /** Every Pod in the API server, sorted by key. */
+  pods(): readonly Pod[];
+  /** Every Service in the API server, sorted by key. */
+  services(): readonly Service[];
+  agentState(node: string): AgentState;
+  /** The latest result of every probe target, sorted by id. */
+  probes(): readonly ProbeRecord[];
+  /** The run's default settle time: how long transient disagreement is tolerated after a disruption. */
+  readonly settleMs: number;
+  /** When the last disruption (Kubernetes change, fault, restart) happened; -1 if none yet. */
+  readonly lastDisruptionMs: number;
+  /** The last Pod that had `ip` (now or before), if any. */
+  ipOwner(ip: string): IpOwner | undefined;
+  /** Ask for invariants to be checked again at `atMs` (when a settle time ends), even if nothing else happens then. */
+  recheckAt(atMs: number): void;
+}
+
+/** A Pod that is (or should be) serving: bound to the node, running with an IP, not terminating. */
+export function isPodLive(p: Pod): boolean {
+  return p.status.phase === 'Running' && p.status.podIP !== undefined && p.status.podIP !== '' && p.metadata.deletionTimestamp === undefined;
+}
+
+/** `namespace/name`. */
+export function podKey(p: Pod): string {
+  return `${p.metadata.namespace}/${p.metadata.name}`;
+}
+
+/** A DNAT rule as invariants see it. */
+export interface DnatRule {
+  readonly table: TableName;
+  readonly chain: string;
+  /** 1-based position in the chain. */
+  readonly index: number;
+  /** 6 tcp, 17 udp, 0 any. */
+  readonly proto: number;
+  readonly dport?: number;
+  readonly toIp?: string;
+  readonly toPort?: number;
+  readonly rule: Rule;
+}
+
+/** `tcp --dport 61001 → 10.244.1.5:8080` */
+export function describeDnat(d: DnatRule): string {
+  const proto = d.proto === 6 ? 'tcp ' : d.proto === 17 ? 'udp ' : '';
+  const port = d.dport !== undefined ? `--dport ${d.dport} ` : '';
+  return `${proto}${port}→ ${d.toIp ?? '?'}${d.toPort !== undefined ? `:${d.toPort}` : ''}`;
+}
+
+/** The DNAT rules of a chain (an absent chain has none). */
+export function dnatRules(ruleset: Ruleset, table: TableName, chain: string): DnatRule[] {
+  const c = ruleset.tables[table].chains[chain];
+  if (c === undefined) return [];
+  const out: DnatRule[] = [];
+  c.rules.forEach((rule, i) => {
+    const t = rule.target;
+    if (t?.kind !== 'DNAT') return;
+    let dport: number | undefined;
+    for (const m of rule.matches) {
+      if ((m.kind === 'tcp' || m.kind === 'udp') && m.dport !== undefined && !m.dport.negate && m.dport.range.from === m.dport.range.to) dport = m.dport.range.from;
+    }
+    const proto = rule.proto !== undefined && !rule.proto.negate ? rule.proto.proto : 0;
+    out.push({
+      table,
+      chain,
+      index: i + 1,
+      proto,
+      ...(dport !== undefined ? { dport } : {}),
+      ...(t.to?.minIp !== undefined ? { toIp: formatIpv4(t.to.minIp) } : {}),
+      ...(t.to?.minPort !== undefined ? { toPort: t.to.minPort } : {}),
+      rule,
+    });
+  });
+  return out;
+}
+
+/** A canonical text of a rule for equality (object keys sorted, counters ignored). */
+export function ruleIdentity(rule: Rule): string {
+  const { counters: _counters, ...rest } = rule;
+  return canonical(rest);
+}
+
+function canonical(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'undefined';
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  const o = v as Record<string, unknown>;
+  return `{${Object.keys(o)
+    .filter((k) => o[k] !== undefined)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+    .join(',')}}`;
+}
