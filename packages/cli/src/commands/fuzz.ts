@@ -98,7 +98,10 @@ export async function runFuzz(opts: FuzzCliOptions, io: Io = defaultIo): Promise
     },
     { seed, numRuns },
   );
-  if (showBar) bar.stop();
+  if (showBar) {
+    bar.update(runs, { phase: result.ok ? 'done' : 'shrunk' });
+    bar.stop();
+  }
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   if (result.ok) {
     io.stdout(`no counterexample in ${result.numRuns} runs (${seconds}s); reproduce with --seed ${opts.seed}${opts.shard !== undefined ? ` --shard ${opts.shard.index}/${opts.shard.count}` : ''} --runs ${opts.runs}\n`);
