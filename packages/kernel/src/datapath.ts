@@ -585,7 +585,7 @@ export function hostReceive(host: Host, pkt: Pkt, inIf: string, via: 'wire' | 'o
   }
   const raw = runTable(host, 'raw', 'PREROUTING', pkt, inIf, null, NO_CT_VIEW, NO_CT, rc);
   if (!verdictGoesOn(host, 'raw', 'PREROUTING', raw, pkt, NO_CT, rc)) return;
-  const sk = conntrackIn(host, pkt, raw.res.notrack, rc);
+  const sk = host.tracking ? conntrackIn(host, pkt, raw.res.notrack, rc) : NO_CT;
   if (!runPlain(host, 'mangle', 'PREROUTING', pkt, inIf, null, sk, rc)) return;
   if (!natHook(host, 'PREROUTING', 'dst', pkt, inIf, null, 0 as Ipv4, sk, rc)) return;
   const d = inputRoute(host, pkt, inIf, sk, rc);
@@ -746,7 +746,7 @@ export function hostSend(host: Host, pkt: Pkt, rc: RunCtx, opts: SendOptions): S
     sk = attach;
     if (attach.entry !== null) ctTrace(host, 'related', attach.entry, rc, attach.dir, '(attached to the packet it answers)');
   } else {
-    sk = conntrackIn(host, pkt, raw.res.notrack, rc);
+    sk = host.tracking ? conntrackIn(host, pkt, raw.res.notrack, rc) : NO_CT;
   }
   const markBefore = pkt.mark;
   if (!runPlain(host, 'mangle', 'OUTPUT', pkt, null, outIf0, sk, rc)) return { ok: true };

@@ -57,3 +57,5 @@ export { conntrackCommand, type CliResult } from './conntrackCli.ts';
 export { parseHostFile, type ReadFile } from './hostFile.ts';
 export { formatHostTrace, traceHostPacket, type Egress, type HostTraceOptions, type HostTraceResult } from './hostTrace.ts';
 export type { CloseResult } from './network.ts';
+export type { ConntrackMode } from './host.ts';
+export { rulesetNeedsConntrack } from './conntrackNeed.ts';

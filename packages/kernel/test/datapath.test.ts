@@ -301,8 +301,19 @@ describe('conntrack in the datapath', () => {
     expect(e && [e.tcpState, e.assured, e.expiresMs / 1000]).toEqual(['ESTABLISHED', true, 86400]);
   });
 
+  it('should track nothing on a host whose rules do not need conntrack, as the kernel (a Pod namespace)', () => {
+    const w = nodeWorld();
+    w.node.setRuleset(append(emptyRuleset(), 'filter', 'FORWARD', rule({ p: 'tcp', dport: 8080 }, T.accept)));
+    expect(w.net.connect('client', '203.0.113.9', 8080, { nowMs: 0, synRetries: 0 }).kind).toBe('established');
+    expect([w.client, w.router, w.node, w.pod].map((h) => h.conntrack.count(0))).toEqual([0, 0, 0, 0]);
+    w.node.setRuleset(append(w.node.ruleset, 'filter', 'FORWARD', rule({ m: [M.ctstate('INVALID')] }, T.drop)));
+    w.net.connect('client', '203.0.113.9', 8080, { nowMs: 1, synRetries: 0 });
+    expect([w.client, w.router, w.node, w.pod].map((h) => h.conntrack.count(1))).toEqual([0, 0, 1, 0]);
+  });
+
   it('should go NONE → SYN_SENT → SYN_RECV → ESTABLISHED over a handshake and mark the entry assured', () => {
     const w = nodeWorld();
+    w.node.setConntrackMode('always');
     const r = w.net.connect('client', '198.51.100.10', 22, { nowMs: 0, synRetries: 0 });
     expect(r.kind).toBe('reset');
     w.node.run('listen tcp 22');
@@ -313,6 +324,7 @@ describe('conntrack in the datapath', () => {
 
   it('should destroy an entry whose only reply is a RST (closed port), as the kernel does', () => {
     const w = nodeWorld();
+    w.node.setConntrackMode('always');
     const r = w.net.connect('client', '198.51.100.10', 22, { nowMs: 0, synRetries: 0 });
     expect(r.kind).toBe('reset');
     expect(r.trace.some((s) => s.kind === 'conntrack' && s.host === 'node' && s.event === 'destroyed')).toBe(true);
