@@ -359,8 +359,12 @@ export class Network {
     const events: StackEvent[] = [];
     const flowTo = ep(dst, port);
     let src: Ipv4;
-    if (opts.src !== undefined) src = parseIpv4(opts.src);
-    else {
+    if (opts.src !== undefined) {
+      src = parseIpv4(opts.src);
+      if (!client.isLocal(src)) {
+        return { kind: 'error', errno: 'EADDRNOTAVAIL', reason: `bind ${opts.src}: Cannot assign requested address`, flow: `${opts.src} -> ${flowTo}`, startMs: opts.nowMs, endMs: opts.nowMs, attempts: 0, drops: [], trace };
+      }
+    } else {
       const s = this.pickSource(client, dst);
       if (!s.ok) {
         return { kind: 'error', errno: s.errno, reason: s.reason, flow: `? -> ${flowTo}`, startMs: opts.nowMs, endMs: opts.nowMs, attempts: 0, drops: [], trace };
@@ -468,8 +472,12 @@ export class Network {
     const events: StackEvent[] = [];
     const flowTo = ep(dst, port);
     let src: Ipv4;
-    if (opts.src !== undefined) src = parseIpv4(opts.src);
-    else {
+    if (opts.src !== undefined) {
+      src = parseIpv4(opts.src);
+      if (!client.isLocal(src)) {
+        return { kind: 'error', errno: 'EADDRNOTAVAIL', reason: `bind ${opts.src}: Cannot assign requested address`, flow: `${opts.src} -> ${flowTo}`, startMs: opts.nowMs, endMs: opts.nowMs, attempts: 0, drops: [], trace };
+      }
+    } else {
       const s = this.pickSource(client, dst);
       if (!s.ok) return { kind: 'error', errno: s.errno, reason: s.reason, flow: `? -> ${flowTo}`, startMs: opts.nowMs, endMs: opts.nowMs, attempts: 0, drops: [], trace };
       src = s.src;

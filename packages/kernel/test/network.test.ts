@@ -141,6 +141,12 @@ describe('exchanges', () => {
     expect(r.kind === 'error' && [r.errno, r.attempts]).toEqual(['ENETUNREACH', 0]);
   });
 
+  it('should refuse to bind a source address the host does not have', () => {
+    const w = nodeWorld();
+    const r = w.net.connect('client', '198.51.100.10', 22, { nowMs: 0, src: '192.0.2.99' });
+    expect(r.kind === 'error' && [r.errno, r.reason]).toEqual(['EADDRNOTAVAIL', 'bind 192.0.2.99: Cannot assign requested address']);
+  });
+
   it('should say which host dropped the SYN-ACK when the reply is lost', () => {
     const w = nodeWorld();
     w.node.run('listen tcp 22').setRuleset(append(emptyRuleset(), 'filter', 'OUTPUT', rule({ p: 'tcp', sport: 22 }, T.drop)));
