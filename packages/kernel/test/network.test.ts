@@ -225,3 +225,31 @@ describe('a load balancer in front of nodes', () => {
     expect([...seen].sort()).toEqual(['node-a', 'node-b']);
   });
 });
+
+describe('lean traces', () => {
+  it('should give the same outcomes with a lean trace, keeping only drops, stack events and notes', () => {
+    const outcomes = (trace: 'full' | 'lean'): unknown[] => {
+      const net = new Network({ rng: seeded(4), trace });
+      host(net, 'client', { eth0: '192.0.2.10/24' }, 'ip route add default via 192.0.2.1');
+      host(net, 'router', { eth0: '192.0.2.1/24', eth1: '198.51.100.254/24' }, 'sysctl -w net.ipv4.ip_forward=1');
+      const node = host(net, 'node', { eth0: '198.51.100.10/24', eth1: '203.0.113.1/24' }, 'ip route add default via 198.51.100.254', 'sysctl -w net.ipv4.ip_forward=1', 'listen tcp 22');
+      host(net, 'pod', { eth0: '203.0.113.9/24' }, 'ip route add default via 203.0.113.1', 'listen tcp 8080');
+      net.wire('client/eth0', 'router/eth0').wire('router/eth1', 'node/eth0').wire('node/eth1', 'pod/eth0');
+      let rs = append(emptyRuleset(), 'nat', 'PREROUTING', rule({ p: 'tcp', dport: 30080 }, T.dnat('203.0.113.9:8080')));
+      rs = append(rs, 'nat', 'POSTROUTING', rule({ o: 'eth1' }, T.masq(true)));
+      rs = append(rs, 'filter', 'INPUT', rule({ p: 'tcp', dport: 23 }, T.reject('tcp-reset')));
+      rs = append(rs, 'filter', 'FORWARD', rule({ p: 'tcp', dport: 9 }, T.drop));
+      node.setRuleset(rs);
+      return [30080, 22, 23, 9, 8081].map((port) => {
+        const r = net.connect('client', port === 9 || port === 8081 ? '203.0.113.9' : '198.51.100.10', port, { nowMs: port, synRetries: 1 });
+        return { kind: r.kind, by: 'by' in r ? r.by : null, server: r.kind === 'established' ? r.server : null, drops: r.drops, steps: r.trace.map((s) => s.kind) };
+      });
+    };
+    const full = outcomes('full');
+    const lean = outcomes('lean');
+    const strip = (xs: unknown[]): unknown[] => xs.map((x) => ({ ...(x as object), steps: undefined }));
+    expect(strip(lean)).toEqual(strip(full));
+    for (const o of lean) expect(new Set((o as { steps: string[] }).steps)).toEqual(new Set((o as { steps: string[] }).steps.filter((k) => k === 'drop' || k === 'stack' || k === 'note')));
+    expect((full[0] as { steps: string[] }).steps.length).toBeGreaterThan((lean[0] as { steps: string[] }).steps.length * 3);
+  });
+});
