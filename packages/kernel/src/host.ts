@@ -7,7 +7,7 @@
  * Configuration and ruleset changes replace the held value atomically (a packet in flight never
  * sees half a change); the compiled FIB and ruleset are rebuilt lazily, once per value.
  */
-import { compile, createEvalState, emptyRuleset, formatIpv4, parseCidr, type CompiledRuleset, type EvalState, type Ipv4, type Ruleset } from '@netsim/netfilter';
+import { compile, createEvalState, emptyRuleset, formatIpv4, parseCidr, tryParseIpv4, type CompiledRuleset, type EvalState, type Ipv4, type Ruleset } from '@netsim/netfilter';
 import { ConntrackTable, formatCtEntry } from './conntrack.ts';
 import { rulesetNeedsConntrack } from './conntrackNeed.ts';
 import { KernelError } from './errors.ts';
@@ -275,10 +275,12 @@ export interface HostSnapshot {
 /** `a.b.c.d/n` keeping the host bits (as `ip addr` takes it); a bare address is `/32`. */
 export function parseHostCidr(text: string): { addr: Ipv4; prefix: number } {
   const slash = text.indexOf('/');
-  const c = parseCidr(slash < 0 ? `${text}/32` : `${text.slice(0, slash)}/32`);
-  const prefix = slash < 0 ? 32 : Number(text.slice(slash + 1));
-  if (!/^[0-9]{1,2}$/.test(slash < 0 ? '32' : text.slice(slash + 1)) || prefix > 32) {
+  // A bad address and a bad prefix get the same message from `ip`, so one check serves both.
+  const addr = tryParseIpv4(slash < 0 ? text : text.slice(0, slash));
+  const prefixText = slash < 0 ? '32' : text.slice(slash + 1);
+  const prefix = Number(prefixText);
+  if (addr === undefined || !/^[0-9]{1,2}$/.test(prefixText) || prefix > 32) {
     throw new KernelError('config', `Error: any valid prefix is expected rather than "${text}".`);
   }
-  return { addr: c.addr, prefix };
+  return { addr, prefix };
 }
