@@ -9,6 +9,7 @@
  */
 import { compile, createEvalState, emptyRuleset, formatIpv4, parseCidr, type CompiledRuleset, type EvalState, type Ipv4, type Ruleset } from '@netsim/netfilter';
 import { ConntrackTable, formatCtEntry } from './conntrack.ts';
+import { rulesetNeedsConntrack } from './conntrackNeed.ts';
 import { KernelError } from './errors.ts';
 import { compileFib, formatRoute, formatRule, type Fib, type PolicyRule } from './fib.ts';
 import * as hc from './hostConfig.ts';
@@ -30,9 +31,12 @@ export class Host {
   readonly sockets: SocketTable;
   /** `statistic --mode nth` counters, per rule instance. */
   readonly evalState: EvalState;
+  private ctMode: ConntrackMode;
+  private ctNeeded: boolean | null = null;
 
-  constructor(name: string, opts: { sysctls?: Sysctls; ruleset?: Ruleset } = {}) {
+  constructor(name: string, opts: { sysctls?: Sysctls; ruleset?: Ruleset; conntrack?: ConntrackMode } = {}) {
     this.name = name;
+    this.ctMode = opts.conntrack ?? 'auto';
     this.cfg = hc.newHostConfig(name, opts.sysctls ?? defaultSysctls());
     this.rs = opts.ruleset ?? emptyRuleset();
     this.conntrack = new ConntrackTable();
@@ -73,7 +77,25 @@ export class Host {
     if (rs !== this.rs) {
       this.rs = rs;
       this.compiledCache = null;
+      this.ctNeeded = null;
     }
+    return this;
+  }
+
+  /**
+   * Whether this host tracks connections now. `auto` (the default) follows the kernel: only
+   * while a rule needs conntrack (a nat rule, a conntrack/state match, CONNMARK, …). Entries made
+   * earlier stay until they expire, as in the kernel.
+   */
+  get tracking(): boolean {
+    if (this.ctMode !== 'auto') return this.ctMode === 'always';
+    if (this.ctNeeded === null) this.ctNeeded = rulesetNeedsConntrack(this.rs);
+    return this.ctNeeded;
+  }
+
+  /** Forces conntrack on (`always`, as if some module held it) or off, or back to `auto`. */
+  setConntrackMode(mode: ConntrackMode): this {
+    this.ctMode = mode;
     return this;
   }
 
@@ -236,6 +258,9 @@ export class Host {
     };
   }
 }
+
+/** When a host tracks connections: `auto` as the kernel (when a rule needs it), or forced. */
+export type ConntrackMode = 'auto' | 'always' | 'never';
 
 export interface HostSnapshot {
   readonly name: string;
