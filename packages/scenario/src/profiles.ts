@@ -66,6 +66,22 @@ export const FUZZ_PROFILES: { readonly [family: string]: FuzzProfile } = {
     },
     invariants: [{ kind: 'chain-never-empty', chain: 'FLANNEL-POSTRTG', requiredTarget: 'MASQUERADE' }],
   },
+  'kube-proxy': {
+    scenarios: {
+      cluster: {
+        nodes: { min: 1, max: 2 },
+        initialPods: 2,
+        services: [{ name: 'web', type: 'NodePort', selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP', nodePort: 30080 }] }],
+      },
+      pods: { poolSize: 3, maxPorts: 1, ports: [{ port: 8080, protocol: 'TCP' }] },
+      timeline: { kinds: [...POD_CHURN, ...WATCH_FAULTS, ...RESTARTS], maxActions: 6 },
+      horizonMs: 20_000,
+      settleMs: 3000,
+    },
+    // Probes would fail whenever churn leaves the Service without endpoints, which is no defect;
+    // the rules themselves must stay well-formed.
+    invariants: [{ kind: 'no-duplicate-rules', table: 'nat' }],
+  },
 };
 
 /** The profile for a controller name: an exact entry first, then the family before `:`. */

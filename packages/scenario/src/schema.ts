@@ -80,7 +80,7 @@ const Node = obj({ name: name() });
 
 const Cluster = obj({
   nodes: v.pipe(v.array(Node, 'expected a list of nodes'), v.minLength(1, 'expected at least one node')),
-  queueMode: v.optional(v.picklist(['DeltaFIFO', 'RealFIFO'], 'expected "DeltaFIFO" or "RealFIFO"')),
+  queueMode: v.optional(v.picklist(['DeltaFIFO', 'RealFIFO', 'AtomicFIFO'], 'expected "DeltaFIFO", "RealFIFO" or "AtomicFIFO"')),
   ipamPolicy: v.optional(v.picklist(['round-robin', 'lowest-free'], 'expected "round-robin" or "lowest-free"')),
   podCidrMaskSize: v.optional(int(8, 30, 'a prefix length from 8 to 30')),
   services: v.optional(v.array(Service, 'expected a list of Services')),
