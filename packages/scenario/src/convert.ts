@@ -227,24 +227,26 @@ function rawInvariant(i: InvariantSpec): RawInvariant {
 }
 
 function expectation(e: RawExpectation): Expectation {
+  const story = { ...(e.storyIncludes !== undefined ? { storyIncludes: [...e.storyIncludes] } : {}), ...(e.storyExcludes !== undefined ? { storyExcludes: [...e.storyExcludes] } : {}) };
   switch (e.outcome) {
     case 'ok':
-      return { outcome: 'ok' };
+      return { outcome: 'ok', ...story };
     case 'violation':
-      return { outcome: 'violation', invariant: e.invariant, ...(e.between !== undefined ? { betweenMs: [ms(e.between[0]), ms(e.between[1])] as const } : {}), ...opt('message', e.message) };
+      return { outcome: 'violation', invariant: e.invariant, ...(e.between !== undefined ? { betweenMs: [ms(e.between[0]), ms(e.between[1])] as const } : {}), ...opt('message', e.message), ...story };
     case 'finding':
-      return { outcome: 'finding', kind: e.kind, ...(e.between !== undefined ? { betweenMs: [ms(e.between[0]), ms(e.between[1])] as const } : {}), ...opt('message', e.message) };
+      return { outcome: 'finding', kind: e.kind, ...(e.between !== undefined ? { betweenMs: [ms(e.between[0]), ms(e.between[1])] as const } : {}), ...opt('message', e.message), ...story };
   }
 }
 
 function rawExpectation(e: Expectation): RawExpectation {
+  const story = { ...(e.storyIncludes !== undefined ? { storyIncludes: [...e.storyIncludes] } : {}), ...(e.storyExcludes !== undefined ? { storyExcludes: [...e.storyExcludes] } : {}) };
   switch (e.outcome) {
     case 'ok':
-      return { outcome: 'ok' };
+      return { outcome: 'ok', ...story };
     case 'violation':
-      return { outcome: 'violation', invariant: e.invariant, ...(e.betweenMs !== undefined ? { between: [d(e.betweenMs[0]), d(e.betweenMs[1])] as [string, string] } : {}), ...opt('message', e.message) };
+      return { outcome: 'violation', invariant: e.invariant, ...(e.betweenMs !== undefined ? { between: [d(e.betweenMs[0]), d(e.betweenMs[1])] as [string, string] } : {}), ...opt('message', e.message), ...story };
     case 'finding':
-      return { outcome: 'finding', kind: e.kind, ...(e.betweenMs !== undefined ? { between: [d(e.betweenMs[0]), d(e.betweenMs[1])] as [string, string] } : {}), ...opt('message', e.message) };
+      return { outcome: 'finding', kind: e.kind, ...(e.betweenMs !== undefined ? { between: [d(e.betweenMs[0]), d(e.betweenMs[1])] as [string, string] } : {}), ...opt('message', e.message), ...story };
   }
 }
 

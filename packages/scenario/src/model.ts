@@ -21,12 +21,19 @@ export type InvariantKind = InvariantSpec['kind'];
 /**
  * What must happen: every invariant holds to the horizon (`ok`), or the named invariant is
  * violated (optionally within a time window, with a message containing a piece of text), or the
- * run ends with a finding of that kind (a controller error, a livelock).
+ * run ends with a finding of that kind (a controller error, a livelock); and optionally, lines the
+ * story must contain (what happened on the way, such as a probe failing while an agent restarts).
  */
-export type Expectation =
+export type Expectation = (
   | { readonly outcome: 'ok' }
   | { readonly outcome: 'violation'; readonly invariant: string; readonly betweenMs?: readonly [number, number]; readonly message?: string }
-  | { readonly outcome: 'finding'; readonly kind: string; readonly betweenMs?: readonly [number, number]; readonly message?: string };
+  | { readonly outcome: 'finding'; readonly kind: string; readonly betweenMs?: readonly [number, number]; readonly message?: string }
+) & {
+  /** Texts that must each appear in some line of the run's story (e.g. a probe failing during a window). */
+  readonly storyIncludes?: readonly string[];
+  /** Texts that must appear in no line of the story (e.g. a probe that must never fail). */
+  readonly storyExcludes?: readonly string[];
+};
 
 /** A loaded scenario file. */
 export interface ScenarioFile {

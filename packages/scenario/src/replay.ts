@@ -45,6 +45,11 @@ function window(b: readonly [number, number] | undefined): string {
 
 /** The expectation in words (`violation "no stale DNAT" in 6s..10s`). */
 export function describeExpectation(e: Expectation): string {
+  const n = (e.storyIncludes?.length ?? 0) + (e.storyExcludes?.length ?? 0);
+  return `${describeOutcomeExpectation(e)}${n === 0 ? '' : ` + ${n} story line${n === 1 ? '' : 's'}`}`;
+}
+
+function describeOutcomeExpectation(e: Expectation): string {
   switch (e.outcome) {
     case 'ok':
       return 'invariants hold';
@@ -69,8 +74,20 @@ export function describeObserved(o: RunOutcome): string {
   }
 }
 
-/** Why `o` does not meet `e`, or `undefined` when it does. */
-export function checkExpectation(e: Expectation, o: RunOutcome): string | undefined {
+/** Why `o` (with its story lines) does not meet `e`, or `undefined` when it does. */
+export function checkExpectation(e: Expectation, o: RunOutcome, story: readonly string[] = []): string | undefined {
+  const outcome = checkOutcome(e, o);
+  if (outcome !== undefined) return outcome;
+  const missing = (e.storyIncludes ?? []).filter((piece) => !story.some((l) => l.includes(piece)));
+  if (missing.length > 0) return `the story has no line containing ${missing.map((m) => JSON.stringify(m)).join(', ')}`;
+  for (const piece of e.storyExcludes ?? []) {
+    const line = story.find((l) => l.includes(piece));
+    if (line !== undefined) return `the story should not contain ${JSON.stringify(piece)}, but has: ${line}`;
+  }
+  return undefined;
+}
+
+function checkOutcome(e: Expectation, o: RunOutcome): string | undefined {
   const inWindow = (t: number, b: readonly [number, number] | undefined): string | undefined =>
     b === undefined || (t >= b[0] && t <= b[1]) ? undefined : `it happened at ${t}ms, outside ${formatDuration(b[0])}..${formatDuration(b[1])}`;
   const mentions = (m: string, piece: string | undefined): string | undefined => (piece === undefined || m.includes(piece) ? undefined : `the message does not contain "${piece}": ${m}`);
@@ -104,7 +121,8 @@ export async function replay(file: ScenarioFile, opts: ReplayOptions): Promise<R
     trace: opts.trace ?? true,
     ...(opts.world !== undefined ? { world: opts.world } : {}),
   });
-  const mismatch = checkExpectation(file.expect, report.outcome);
+  const lines = story(report.events, opts.renderers !== undefined ? { renderers: opts.renderers } : {});
+  const mismatch = checkExpectation(file.expect, report.outcome, lines);
   return {
     file,
     seed: scenario.seed,
@@ -114,6 +132,6 @@ export async function replay(file: ScenarioFile, opts: ReplayOptions): Promise<R
     expected: describeExpectation(file.expect),
     observed: describeObserved(report.outcome),
     ...(mismatch !== undefined ? { mismatch } : {}),
-    story: story(report.events, opts.renderers !== undefined ? { renderers: opts.renderers } : {}),
+    story: lines,
   };
 }

@@ -144,12 +144,15 @@ const Invariant = v.variant(
 
 const between = () => v.optional(v.pipe(v.tuple([duration(), duration()], 'expected [earliest, latest], like [4s, 10s]'), v.check(([a, b]) => (parseDuration(a) ?? 0) <= (parseDuration(b) ?? 0), 'expected the earliest time first')));
 
+/** Pieces of text that must each appear (`storyIncludes`) or never appear (`storyExcludes`) in the run's story. */
+const storyText = () => v.optional(v.array(str('a piece of a story line'), 'expected a list of texts'));
+
 const Expectation = v.variant(
   'outcome',
   [
-    obj({ outcome: v.literal('ok') }),
-    obj({ outcome: v.literal('violation'), invariant: str('the name of an invariant, as it reports itself'), between: between(), message: v.optional(str('a piece of the violation message')) }),
-    obj({ outcome: v.literal('finding'), kind: str('a finding kind, like "livelock"'), between: between(), message: v.optional(str('a piece of the finding message')) }),
+    obj({ outcome: v.literal('ok'), storyIncludes: storyText(), storyExcludes: storyText() }),
+    obj({ outcome: v.literal('violation'), invariant: str('the name of an invariant, as it reports itself'), between: between(), message: v.optional(str('a piece of the violation message')), storyIncludes: storyText(), storyExcludes: storyText() }),
+    obj({ outcome: v.literal('finding'), kind: str('a finding kind, like "livelock"'), between: between(), message: v.optional(str('a piece of the finding message')), storyIncludes: storyText(), storyExcludes: storyText() }),
   ],
   oneOf,
 );

@@ -46,6 +46,19 @@ describe('checkExpectation', () => {
     expect(checkExpectation({ outcome: 'violation', invariant: 'probes succeed' }, violation as never)).toBe('expected "probes succeed" to be violated, but "no stale DNAT" was first');
   });
 
+  it('should require every storyIncludes piece in some story line', () => {
+    const e = { outcome: 'violation', invariant: 'no stale DNAT', storyIncludes: ['probe npl-health', 'relists'] } as const;
+    expect(checkExpectation(e, violation as never, ['1. t=0ms probe npl-health x fails', '2. t=5ms pods relists (1 items)'])).toBeUndefined();
+    expect(checkExpectation(e, violation as never, ['1. t=0ms probe npl-health x fails'])).toBe('the story has no line containing "relists"');
+    expect(describeExpectation(e)).toBe('violation "no stale DNAT" + 2 story lines');
+  });
+
+  it('should refuse a story that contains a storyExcludes piece, quoting the line', () => {
+    const e = { outcome: 'violation', invariant: 'no stale DNAT', storyExcludes: ['fails'] } as const;
+    expect(checkExpectation(e, violation as never, ['1. t=0ms probe x succeeds again'])).toBeUndefined();
+    expect(checkExpectation(e, violation as never, ['1. t=0ms probe x fails: reset'])).toBe('the story should not contain "fails", but has: 1. t=0ms probe x fails: reset');
+  });
+
   it('should describe a single instant as "at"', () => {
     expect(describeExpectation({ outcome: 'finding', kind: 'livelock', betweenMs: [40, 40] })).toBe('finding livelock at 40ms');
   });

@@ -23,6 +23,12 @@ const invariantArb: fc.Arbitrary<InvariantSpec> = fc.oneof(
 );
 
 function expectationArb(invariants: readonly InvariantSpec[]): fc.Arbitrary<Expectation> {
+  return fc
+    .tuple(outcomeArb(invariants), fc.option(fc.array(fc.string({ minLength: 1, maxLength: 20 }), { minLength: 1, maxLength: 3 }), { nil: undefined }), fc.option(fc.array(fc.string({ minLength: 1, maxLength: 20 }), { maxLength: 2 }), { nil: undefined }))
+    .map(([e, inc, exc]) => ({ ...e, ...(inc !== undefined ? { storyIncludes: inc } : {}), ...(exc !== undefined ? { storyExcludes: exc } : {}) }));
+}
+
+function outcomeArb(invariants: readonly InvariantSpec[]): fc.Arbitrary<Expectation> {
   const window = fc.option(fc.tuple(fc.integer({ min: 0, max: 10_000 }), fc.integer({ min: 0, max: 10_000 })).map(([a, b]) => [a, a + b] as const), { nil: undefined });
   return fc.oneof(
     fc.constant({ outcome: 'ok' as const }),
