@@ -1,5 +1,6 @@
 /**
- * Trace per packet over kube-proxy-shaped rulesets (1k and 10k services).
+ * Trace per packet over kube-proxy-shaped rulesets (1k and 10k services): the `iptables-save` dumps
+ * of `kubeProxyDump` (src/testing), parsed with `parseSave`.
  *
  * Run with `pnpm bench trace`. Measures, never asserts. For each size: the cold compile time, then
  * the time per packet of `evaluateHook(PREROUTING)` (raw, mangle, nat) for ClusterIP hits, NodePort
@@ -13,17 +14,43 @@ import {
   createEvalState,
   evaluateHook,
   ipv4,
+  parseSave,
   seededRandom31,
   type AddrType,
   type EvalContext,
   type Hook,
   type HookEvalOptions,
   type Packet,
+  type Rule,
   type Ruleset,
 } from '../src/index.ts';
-import { kubeProxyRuleset, type KubeProxyShape } from './kubeProxyShape.ts';
+import { kubeProxyDump } from '../src/testing/index.ts';
 
-const NODE_IP = ipv4(0xc6120001); // 198.18.0.1
+/** The node's own address (the dumps use 198.18.0.0/17 for cluster IPs, 198.19.0.0/16 for endpoints). */
+const NODE_IP = ipv4(0xc0000201); // 192.0.2.1
+
+/** Destination port of a rule's `-m tcp --dport N`, if any. */
+function dportOf(r: Rule): number | undefined {
+  for (const m of r.matches) if (m.kind === 'tcp' && m.dport !== undefined) return m.dport.range.from;
+  return undefined;
+}
+
+/** What the packets of the benchmark aim at, read back from the parsed dump. */
+function targets(rs: Ruleset): { clusterIps: [number, number][]; nodePorts: number[]; endpoints: [number, number][] } {
+  const nat = rs.tables.nat.chains;
+  const clusterIps: [number, number][] = [];
+  for (const r of nat['KUBE-SERVICES']?.rules ?? []) {
+    const port = dportOf(r);
+    if (r.dst !== undefined && port !== undefined) clusterIps.push([r.dst.cidr.addr, port]);
+  }
+  const nodePorts = (nat['KUBE-NODEPORTS']?.rules ?? []).map(dportOf).filter((p): p is number => p !== undefined);
+  const endpoints: [number, number][] = [];
+  for (const [name, chain] of Object.entries(nat)) {
+    if (!name.startsWith('KUBE-SEP-')) continue;
+    for (const r of chain.rules) if (r.target?.kind === 'DNAT' && r.target.to?.minIp !== undefined) endpoints.push([r.target.to.minIp, r.target.to.minPort ?? 0]);
+  }
+  return { clusterIps, nodePorts, endpoints };
+}
 
 function ctxFor(): EvalContext {
   return {
@@ -106,16 +133,16 @@ function rulesCount(rs: Ruleset): number {
 
 const rows: string[] = [];
 for (const services of [1000, 10_000]) {
-  const shape: KubeProxyShape = kubeProxyRuleset({ services, nodeIp: NODE_IP });
-  const rs = shape.ruleset;
+  const rs = parseSave(kubeProxyDump({ services }));
   const t0 = nowNs();
   compile(rs);
   const compileMs = Number(nowNs() - t0) / 1e6;
   console.log(`\n${services} services, ${rulesCount(rs)} rules: compile ${compileMs.toFixed(1)} ms (cold)`);
-  const clusterIp = pick(shape.services, 4096, 1).map((s) => packet(s.clusterIp, s.port));
-  const nodePort = pick(shape.services.filter((s) => s.nodePort !== 0), 4096, 2).map((s) => packet(NODE_IP, s.nodePort));
-  const miss = Array.from({ length: 4096 }, (_, i) => packet(0xc6130000 + i, 9999));
-  const post = pick(shape.services, 4096, 3).map((s) => ({ ...packet(s.endpoints[0] as number, s.targetPort), mark: 0x4000, inIface: null, outIface: 'eth0' }));
+  const t = targets(rs);
+  const clusterIp = pick(t.clusterIps, 4096, 1).map(([dst, port]) => packet(dst, port));
+  const nodePort = pick(t.nodePorts, 4096, 2).map((port) => packet(NODE_IP, port));
+  const miss = Array.from({ length: 4096 }, (_, i) => packet(0xcb007100 + (i & 0xff), 9999));
+  const post = pick(t.endpoints, 4096, 3).map(([ep, port]) => ({ ...packet(ep, port), mark: 0x4000, inIface: null, outIface: 'eth0' }));
   const cases: [string, Hook, readonly Packet[], HookEvalOptions & { linear?: boolean }][] = [
     ['PREROUTING ClusterIP hit, one service (cache-hot)', 'PREROUTING', clusterIp.slice(0, 1), {}],
     ['PREROUTING ClusterIP hit, full trace', 'PREROUTING', clusterIp, {}],
