@@ -9,13 +9,13 @@
  * checks, then the addresses (`-s a,b` makes one rule per address), then the command checks.
  */
 import { badArgument, Failure, paramProblem } from './failure.ts';
-import type { ExtensionInstance, OptionSpec, OptionTable, OptionUse, ParseEnv } from './extension.ts';
+import type { ExtensionInstance, OptionSpec, OptionTable, ParseEnv } from './extension.ts';
 import { prefixMask, tryParseIpv4 } from './ip.ts';
 import { IPTABLES_MATCH_NAMES, matchModule } from './matches.ts';
 import { lookupProtocol, parseUintBase0 } from './names.ts';
 import { IPTABLES_TARGET_NAMES, STANDARD_TARGETS, targetModule } from './targets.ts';
 import { isTableName } from './ruleset.ts';
-import type { Cidr, Counters, IfaceMatch, Ipv4, Match, Rule, TableName, Target } from './types.ts';
+import type { Cidr, Counters, ProtoMatch, IfaceMatch, Ipv4, Match, Rule, TableName, Target } from './types.ts';
 
 export type CommandLetter = 'A' | 'C' | 'D' | 'I' | 'R' | 'L' | 'S' | 'F' | 'Z' | 'N' | 'X' | 'P' | 'E';
 
@@ -50,8 +50,11 @@ export interface CommandEnv {
   /** `restore` forbids `-t` and takes the table from the `*table` line. */
   readonly mode: 'iptables' | 'restore';
   readonly table?: TableName;
-  /** Whether `name` is a user chain of `table` right now (for `-j`/`-g`). */
-  chainExists(table: TableName, name: string): boolean;
+  /**
+   * The user chain `name` of `table` as the table spells it (the same string object, so later
+   * lookups by it are fast), or undefined when there is none (for `-j`/`-g`).
+   */
+  userChain(table: TableName, name: string): string | undefined;
   /** When given, `-m set --match-set NAME` must name an existing ipset, as on a real host. */
   ipsetExists?(name: string): boolean;
   /**
@@ -155,6 +158,15 @@ function optName(col: OptColumn): string {
 }
 
 const NO_WARNINGS: readonly string[] = Object.freeze([]);
+
+// Immutable parts many rules share, made once: rules are data, so sharing them is safe and
+// spares the garbage collector a copy per rule.
+const ACCEPT: Target = Object.freeze({ kind: 'ACCEPT' });
+const DROP: Target = Object.freeze({ kind: 'DROP' });
+const RETURN: Target = Object.freeze({ kind: 'RETURN' });
+const PROTO_MATCHES: readonly ProtoMatch[] = Object.freeze(
+  Array.from({ length: 512 }, (_, k) => Object.freeze({ proto: k >> 1, negate: (k & 1) === 1 })),
+);
 const NO_ADDRESS: readonly (Cidr | undefined)[] = Object.freeze([undefined]);
 
 /** Chain names may be at most 28 characters (XT_EXTENSION_MAXNAMELEN - 1). */
@@ -217,7 +229,7 @@ export function parseCommand(args: readonly string[], env: CommandEnv): ParsedCo
 let spare: CommandParser | undefined; // tidy-allow: a parser object reused for speed, reset on every call; it carries nothing between calls
 
 const NO_ARGS: readonly string[] = Object.freeze([]);
-const NO_ENV: CommandEnv = { mode: 'restore', chainExists: () => false };
+const NO_ENV: CommandEnv = { mode: 'restore', userChain: () => undefined };
 
 /** Implements the extensions' {@link ParseEnv} itself, so parsing a rule allocates little. */
 class CommandParser implements ParseEnv {
@@ -253,11 +265,14 @@ class CommandParser implements ParseEnv {
   private counters: Counters | undefined = undefined;
   /** Matches in load order: typed instances or verbatim unknown ones. */
   private matches: (LoadedExt<Match | null> | UnknownExt)[] = [];
-  private target: LoadedExt<Target> | UnknownExt | { readonly fixed: Target } | undefined = undefined;
+  private target: LoadedExt<Target> | UnknownExt | undefined = undefined;
+  /** A target needing no extension: a verdict, a jump or a goto. */
+  private fixedTarget: Target | undefined = undefined;
   private targetArgIndex = 0;
   /** The last verbatim extension loaded: unclaimed options go to it. */
   private lastUnknown: UnknownExt | undefined = undefined;
   private kernelRejects: string | undefined = undefined;
+  private readonly use: { name: string; invert: boolean; values: string[]; argIndex: number } = { name: '', invert: false, values: [], argIndex: 0 };
 
   reset(args: readonly string[], env: CommandEnv): void {
     this.args = args;
@@ -291,6 +306,7 @@ class CommandParser implements ParseEnv {
     this.counters = undefined;
     this.matches = [];
     this.target = undefined;
+    this.fixedTarget = undefined;
     this.targetArgIndex = 0;
     this.lastUnknown = undefined;
     this.kernelRejects = undefined;
@@ -460,7 +476,10 @@ class CommandParser implements ParseEnv {
 
   private extensionOption(owner: Exclude<Owner, { type: 'core' }>, inline: string | undefined, word: string, at: number): void {
     const spec = owner.spec;
-    const values: string[] = [];
+    // One mutable option record serves every call: extensions read it and keep nothing of it.
+    const use = this.use;
+    const values = use.values;
+    values.length = 0;
     if (spec.args >= 1) {
       if (inline !== undefined) values.push(inline);
       else {
@@ -476,7 +495,9 @@ class CommandParser implements ParseEnv {
       values.push(w);
       this.i++;
     }
-    const use: OptionUse = { name: spec.name, invert: this.invert, values, argIndex: at };
+    use.name = spec.name;
+    use.invert = this.invert;
+    use.argIndex = at;
     this.invert = false;
     if (owner.type === 'target') {
       const t = this.target as LoadedExt<Target>;
@@ -705,7 +726,7 @@ class CommandParser implements ParseEnv {
     this.targetArgIndex = at;
     if (!isGoto) {
       if (STANDARD_TARGETS.has(name)) {
-        this.target = { fixed: { kind: name as 'ACCEPT' | 'DROP' | 'RETURN' } };
+        this.fixedTarget = name === 'ACCEPT' ? ACCEPT : name === 'DROP' ? DROP : RETURN;
         return;
       }
       const mod = targetModule(name);
@@ -720,10 +741,12 @@ class CommandParser implements ParseEnv {
         return;
       }
     }
-    if (name === '' || !this.env.chainExists(this.table, name)) {
+    let chain = name === '' ? undefined : this.env.userChain(this.table, name);
+    if (chain === undefined) {
       if (name === '' || this.env.acceptMissingChain?.(name) !== true) throw paramProblem(`Chain '${name}' does not exist`, at);
+      chain = name;
     }
-    this.target = { fixed: isGoto ? { kind: 'goto', chain: name } : { kind: 'jump', chain: name } };
+    this.fixedTarget = isGoto ? { kind: 'goto', chain } : { kind: 'jump', chain };
   }
 
   // -------------------------------------------------------------------------------------------
@@ -744,11 +767,10 @@ class CommandParser implements ParseEnv {
         matches.push({ kind: 'unknown', module: m.name, args: m.args });
       }
     }
-    let target: Target | undefined;
+    let target: Target | undefined = this.fixedTarget;
     const t = this.target;
     if (t !== undefined) {
-      if ('fixed' in t) target = t.fixed;
-      else if ('instance' in t) target = finishAt(t, this);
+      if ('instance' in t) target = finishAt(t, this);
       else target = { kind: 'unknown', name: t.name, args: t.args };
     }
     if (this.env.ipsetExists !== undefined) {
@@ -814,7 +836,7 @@ class CommandParser implements ParseEnv {
     if (this.policy !== undefined) out.policy = this.policy;
     if (this.kernelRejects !== undefined) out.kernelRejects = this.kernelRejects;
     if (this.chainArgIndex !== undefined) out.chainArgIndex = this.chainArgIndex;
-    if (this.target !== undefined) out.targetArgIndex = this.targetArgIndex;
+    if (this.target !== undefined || this.fixedTarget !== undefined) out.targetArgIndex = this.targetArgIndex;
     return out;
   }
 
@@ -853,7 +875,7 @@ class CommandParser implements ParseEnv {
     if (i !== undefined && !(i.name === '' && i.wildcard && !i.negate)) rule.inIface = i;
     const o = this.outIface;
     if (o !== undefined && !(o.name === '' && o.wildcard && !o.negate)) rule.outIface = o;
-    if (this.proto !== undefined && this.proto !== 0) rule.proto = { proto: this.proto, negate: this.protoInvert };
+    if (this.proto !== undefined && this.proto !== 0) rule.proto = PROTO_MATCHES[this.proto * 2 + (this.protoInvert ? 1 : 0)] as ProtoMatch;
     if (this.fragment !== undefined) rule.fragment = this.fragment;
     if (target !== undefined) rule.target = target;
     if (this.counters !== undefined) rule.counters = this.counters;

@@ -21,6 +21,16 @@ export interface DraftChain {
   rules: Rule[];
   /** The rule array is this draft's own copy (else it is shared with the committed table). */
   owned: boolean;
+  /** Scratch for {@link TableDraft.validateAll}: hooks reaching the chain, hooks it allows, walk colour. */
+  hookMask: number;
+  allowedMask: number;
+  colour: number;
+  /**
+   * Chains this chain jumps to, and the hooks its rules allow, kept up to date by appends while
+   * `summaryValid`; any other change to the rules invalidates them (validateAll then rescans).
+   */
+  jumps: string[] | undefined;
+  summaryValid: boolean;
 }
 
 export type RuleOp = 'RULE_APPEND' | 'RULE_INSERT' | 'RULE_REPLACE';
@@ -67,6 +77,8 @@ export class TableDraft {
    * checks per rule only when the pass fails, to name the same line the kernel names.
    */
   deferHookChecks = false;
+  /** The chain the last rule command used (a lookup cache; see {@link need}). */
+  private lastChain: DraftChain | undefined;
 
   private constructor(name: TableName, created: boolean) {
     this.name = name;
@@ -84,12 +96,17 @@ export class TableDraft {
         counters: c?.counters ?? ZERO,
         rules: (c?.rules ?? []) as Rule[],
         owned: false,
+        hookMask: 0,
+        allowedMask: ALL_HOOKS,
+        colour: 0,
+        jumps: undefined,
+        summaryValid: false,
       });
     }
     for (const name of Object.keys(table.chains)) {
       const c = table.chains[name] as Chain;
       if (d.chains.has(name)) continue;
-      d.chains.set(name, { name, builtin: false, policy: undefined, counters: undefined, rules: c.rules as Rule[], owned: false });
+      d.chains.set(name, { name, builtin: false, policy: undefined, counters: undefined, rules: c.rules as Rule[], owned: false, hookMask: 0, allowedMask: ALL_HOOKS, colour: 0, jumps: undefined, summaryValid: false });
     }
     return d;
   }
@@ -111,7 +128,7 @@ export class TableDraft {
   flushAll(): void {
     this.chains.clear();
     for (const hook of BUILTIN_CHAINS[this.name]) {
-      this.chains.set(hook, { name: hook, builtin: true, policy: 'ACCEPT', counters: ZERO, rules: [], owned: true });
+      this.chains.set(hook, { name: hook, builtin: true, policy: 'ACCEPT', counters: ZERO, rules: [], owned: true, hookMask: 0, allowedMask: ALL_HOOKS, colour: 0, jumps: [], summaryValid: true });
     }
     this.created = false;
     this.refs = undefined;
@@ -126,14 +143,24 @@ export class TableDraft {
 
   /** A chain for a rule command; `No chain/target/match by that name.` when missing. */
   need(name: string): DraftChain {
+    // Dumps list a chain's rules together: remember the last chain asked for.
+    const last = this.lastChain;
+    if (last !== undefined && last.name === name && this.chains.get(last.name) === last) return last;
     const c = this.chains.get(name);
     if (c === undefined) throw refused('No chain/target/match by that name');
+    this.lastChain = c;
     return c;
   }
 
   hasUserChain(name: string): boolean {
     const c = this.chains.get(name);
     return c !== undefined && !c.builtin;
+  }
+
+  /** The user chain's name as stored (see `CommandEnv.userChain`), or undefined. */
+  userChainName(name: string): string | undefined {
+    const c = this.chains.get(name);
+    return c !== undefined && !c.builtin ? c.name : undefined;
   }
 
   /** Number of jump/goto rules pointing at a chain (the "N references" of `iptables -L`). */
@@ -156,9 +183,14 @@ export class TableDraft {
   append(chainName: string, rule: Rule, op: RuleOp = 'RULE_APPEND'): void {
     const c = this.need(chainName);
     this.validate(c, rule, op);
+    const wasValid = c.summaryValid;
     this.writable(c).push(rule);
     this.addRef(c.name, rule);
     this.created = true;
+    if (wasValid) {
+      c.summaryValid = true;
+      summarise(c, rule);
+    }
   }
 
   /** `-I chain [num]`: 1-based; num may be one past the end. */
@@ -225,7 +257,7 @@ export class TableDraft {
 
   newChain(name: string): void {
     if (this.chains.has(name)) throw refused('Chain already exists');
-    this.chains.set(name, { name, builtin: false, policy: undefined, counters: undefined, rules: [], owned: true });
+    this.chains.set(name, { name, builtin: false, policy: undefined, counters: undefined, rules: [], owned: true, hookMask: 0, allowedMask: ALL_HOOKS, colour: 0, jumps: [], summaryValid: true });
     this.created = true;
   }
 
@@ -283,6 +315,9 @@ export class TableDraft {
     for (const r of c.rules) this.removeRef(c.name, r);
     c.rules = [];
     c.owned = true;
+    c.jumps = [];
+    c.allowedMask = ALL_HOOKS;
+    c.summaryValid = true;
   }
 
   /** `-Z [chain [num]]`: counters of rules (and built-in chains) back to zero. */
@@ -309,6 +344,7 @@ export class TableDraft {
 
   /** `-E old new`: rules jumping to the chain follow it. */
   rename(oldName: string, newName: string): void {
+    for (const ch of this.chains.values()) ch.summaryValid = false;
     const c = this.chains.get(oldName);
     // The real tool looks for the new name first.
     if (this.chains.has(newName)) throw refused('File exists');
@@ -356,6 +392,8 @@ export class TableDraft {
   // Internals
 
   private writable(c: DraftChain): Rule[] {
+    // Any change but an append (which updates it itself) makes the chain's summary stale.
+    c.summaryValid = false;
     if (!c.owned) {
       c.rules = c.rules.slice();
       c.owned = true;
@@ -481,82 +519,78 @@ export class TableDraft {
    * from the built-in chains along jumps as bit masks; a three-colour walk finds loops.
    */
   validateAll(): boolean {
-    const names = [...this.chains.keys()];
-    const index = new Map<string, number>();
-    names.forEach((n, k) => index.set(n, k));
-    const count = names.length;
-    const edges: number[][] = new Array<number[]>(count);
-    const allowed = new Int32Array(count).fill(ALL_HOOKS);
-    for (let k = 0; k < count; k++) {
-      const out: number[] = [];
-      const rules = (this.chains.get(names[k] as string) as DraftChain).rules;
-      for (let r = 0; r < rules.length; r++) {
-        const rule = rules[r] as Rule;
-        const to = jumpTarget(rule);
-        if (to !== undefined) {
-          const t = index.get(to);
-          if (t !== undefined) out.push(t);
-        }
-        const rh = ruleHooks(rule);
-        if (rh !== undefined) {
-          let mask = 0;
-          for (const h of rh) mask |= HOOK_BIT[h] ?? 0;
-          allowed[k] = (allowed[k] as number) & mask;
-        }
+    // Per chain: the hooks it allows (restricted rules narrow them) and the chains it jumps to,
+    // as kept by appends or rescanned; then the hooks reaching it, spread from the built-ins.
+    for (const c of this.chains.values()) {
+      c.hookMask = 0;
+      c.colour = 0;
+      if (!c.summaryValid) {
+        c.jumps = [];
+        c.allowedMask = ALL_HOOKS;
+        for (const rule of c.rules) summarise(c, rule);
+        c.summaryValid = true;
       }
-      edges[k] = out;
     }
-    const hooks = new Int32Array(count);
-    const queue: number[] = [];
+    const queue: DraftChain[] = [];
     for (const hook of BUILTIN_CHAINS[this.name]) {
-      const k = index.get(hook);
-      if (k === undefined) continue;
-      hooks[k] = (hooks[k] as number) | (HOOK_BIT[hook] ?? 0);
-      queue.push(k);
+      const c = this.chains.get(hook);
+      if (c === undefined) continue;
+      c.hookMask |= HOOK_BIT[hook] ?? 0;
+      queue.push(c);
     }
     while (queue.length > 0) {
-      const k = queue.pop() as number;
-      const mask = hooks[k] as number;
-      for (const t of edges[k] as number[]) {
-        if (((hooks[t] as number) | mask) !== hooks[t]) {
-          hooks[t] = (hooks[t] as number) | mask;
-          queue.push(t);
-        }
+      const c = queue.pop() as DraftChain;
+      for (const to of c.jumps as string[]) {
+        const t = this.chains.get(to);
+        if (t === undefined || (t.hookMask | c.hookMask) === t.hookMask) continue;
+        t.hookMask |= c.hookMask;
+        queue.push(t);
       }
     }
-    for (let k = 0; k < count; k++) if (((hooks[k] as number) & ~(allowed[k] as number)) !== 0) return false;
+    for (const c of this.chains.values()) if ((c.hookMask & ~c.allowedMask) !== 0) return false;
     // Loops among chains reachable from a built-in chain (colour 1: on the path, 2: done).
-    const colour = new Uint8Array(count);
-    const stackNode: number[] = [];
-    const stackEdge: number[] = [];
-    for (let root = 0; root < count; root++) {
-      if (hooks[root] === 0 || colour[root] !== 0) continue;
-      colour[root] = 1;
-      stackNode.push(root);
-      stackEdge.push(0);
-      while (stackNode.length > 0) {
-        const top = stackNode.length - 1;
-        const k = stackNode[top] as number;
-        const e = stackEdge[top] as number;
-        const out = edges[k] as number[];
-        if (e >= out.length) {
-          colour[k] = 2;
-          stackNode.pop();
-          stackEdge.pop();
+    const stack: DraftChain[] = [];
+    const next: number[] = [];
+    for (const root of this.chains.values()) {
+      if (root.hookMask === 0 || root.colour !== 0) continue;
+      root.colour = 1;
+      stack.push(root);
+      next.push(0);
+      while (stack.length > 0) {
+        const top = stack.length - 1;
+        const c = stack[top] as DraftChain;
+        const jumps = c.jumps as string[];
+        const k = next[top] as number;
+        if (k >= jumps.length) {
+          c.colour = 2;
+          stack.pop();
+          next.pop();
           continue;
         }
-        stackEdge[top] = e + 1;
-        const t = out[e] as number;
-        if (colour[t] === 1) return false;
-        if (colour[t] === 0) {
-          colour[t] = 1;
-          stackNode.push(t);
-          stackEdge.push(0);
+        next[top] = k + 1;
+        const t = this.chains.get(jumps[k] as string);
+        if (t === undefined) continue;
+        if (t.colour === 1) return false;
+        if (t.colour === 0) {
+          t.colour = 1;
+          stack.push(t);
+          next.push(0);
         }
       }
     }
     return true;
   }
+}
+
+/** Adds one rule to a chain's summary: its jump and the hooks it allows. */
+function summarise(c: DraftChain, rule: Rule): void {
+  const to = jumpTarget(rule);
+  if (to !== undefined) (c.jumps as string[]).push(to);
+  const rh = ruleHooks(rule);
+  if (rh === undefined) return;
+  let mask = 0;
+  for (const h of rh) mask |= HOOK_BIT[h] ?? 0;
+  c.allowedMask &= mask;
 }
 
 function withoutCounters(r: Rule): Rule {

@@ -58,12 +58,15 @@ export function splitRestoreLine(line: string, endsWithNewline = true): LineWord
     while (i < n) {
       c = line.charCodeAt(i);
       if (c === 34) {
-        // Opening quote: read to the closing quote, honouring backslash escapes.
+        // Opening quote: read to the closing quote, honouring backslash escapes. Runs without
+        // escapes are sliced whole (no string built a character at a time).
         i++;
         let open = true;
+        let run = i;
         while (i < n) {
           const q = line.charCodeAt(i);
           if (q === 92 /* \ */) {
+            word += line.slice(run, i);
             if (i + 1 < n) {
               word += line[i + 1];
               i += 2;
@@ -72,16 +75,18 @@ export function splitRestoreLine(line: string, endsWithNewline = true): LineWord
               if (endsWithNewline) word += '\n';
               i++;
             }
+            run = i;
             continue;
           }
           if (q === 34) {
+            word += line.slice(run, i);
             open = false;
             i++;
             break;
           }
-          word += line[i];
           i++;
         }
+        if (open) word += line.slice(run, i);
         if (open) {
           if (endsWithNewline && line.charCodeAt(n - 1) !== 92) word += '\n';
         }
