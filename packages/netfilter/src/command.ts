@@ -12,7 +12,7 @@ import { badArgument, Failure, paramProblem } from './failure.ts';
 import type { ExtensionInstance, OptionSpec, OptionTable, ParseEnv } from './extension.ts';
 import { prefixMask, tryParseIpv4 } from './ip.ts';
 import { IPTABLES_MATCH_NAMES, matchModule } from './matches.ts';
-import { lookupProtocol, parseUintBase0 } from './names.ts';
+import { lookupProtocol } from './names.ts';
 import { IPTABLES_TARGET_NAMES, STANDARD_TARGETS, targetModule } from './targets.ts';
 import { isTableName } from './ruleset.ts';
 import type { Cidr, Counters, ProtoMatch, IfaceMatch, Ipv4, Match, Rule, TableName, Target } from './types.ts';
@@ -928,26 +928,37 @@ function parseCounter(text: string): number | undefined {
 
 /** `-s`/`-d`: comma-separated `addr[/prefix|/mask]`, each masked to its prefix. */
 function parseAddresses(text: string, at: number): Cidr[] {
-  const out: Cidr[] = [];
-  for (const part of text.split(',')) {
-    const slash = part.indexOf('/');
-    const hostText = slash < 0 ? part : part.slice(0, slash);
-    let prefix = 32;
-    if (slash >= 0) {
-      const maskText = part.slice(slash + 1);
-      const mask = parseMask(maskText);
-      if (mask === undefined) throw paramProblem(`invalid mask \`${maskText}' specified`, at);
-      prefix = mask;
-    }
-    const addr = tryParseIpv4(hostText);
-    if (addr === undefined) throw paramProblem(`host/network \`${hostText}' not found`, at);
-    out.push({ addr: ((addr & prefixMask(prefix)) >>> 0) as Ipv4, prefix });
+  // Nearly always one address: no split then.
+  if (text.indexOf(',') < 0) return [parseAddress(text, at)];
+  return text.split(',').map((part) => parseAddress(part, at));
+}
+
+function parseAddress(part: string, at: number): Cidr {
+  const slash = part.indexOf('/');
+  const hostText = slash < 0 ? part : part.slice(0, slash);
+  let prefix = 32;
+  if (slash >= 0) {
+    const maskText = part.slice(slash + 1);
+    const mask = parseMask(maskText);
+    if (mask === undefined) throw paramProblem(`invalid mask \`${maskText}' specified`, at);
+    prefix = mask;
   }
-  return out;
+  const addr = tryParseIpv4(hostText);
+  if (addr === undefined) throw paramProblem(`host/network \`${hostText}' not found`, at);
+  return { addr: ((addr & prefixMask(prefix)) >>> 0) as Ipv4, prefix };
 }
 
 /** A prefix length or a contiguous dotted netmask. */
 function parseMask(text: string): number | undefined {
+  const len = text.length;
+  if (len === 1 || len === 2) {
+    const a = text.charCodeAt(0) - 48;
+    const b = len === 2 ? text.charCodeAt(1) - 48 : 0;
+    if (a >= 0 && a <= 9 && b >= 0 && b <= 9) {
+      const n = len === 2 ? a * 10 + b : a;
+      return n <= 32 ? n : undefined;
+    }
+  }
   if (text.includes('.')) {
     const m = tryParseIpv4(text);
     if (m === undefined) return undefined;
@@ -955,6 +966,8 @@ function parseMask(text: string): number | undefined {
     // Non-contiguous masks (accepted by the real tool) are not modelled: see docs/fidelity.md.
     return undefined;
   }
-  const n = parseUintBase0(text);
-  return n !== undefined && n <= 32 && /^[0-9]+$/.test(text) ? n : undefined;
+  // Longer digit strings ("032") still read as decimal, as strtoul does here.
+  if (!/^[0-9]+$/.test(text)) return undefined;
+  const n = Number(text);
+  return n <= 32 ? n : undefined;
 }

@@ -15,7 +15,7 @@ import { parseCommand, type CommandEnv } from './command.ts';
 import { NetfilterError, type NetfilterErrorCode } from './errors.ts';
 import { DEFAULT_IPTABLES_VERSION, Failure, restoreStderr, type IptablesVersion } from './failure.ts';
 import { isBuiltinChain, isTableName } from './ruleset.ts';
-import { splitRestoreLine } from './tokenize.ts';
+import { splitInto } from './tokenize.ts';
 import type { Counters, Ruleset, TableName } from './types.ts';
 
 export interface RestoreOptions {
@@ -72,6 +72,9 @@ class Restorer {
   /** A jump to a chain missing when its line was read: reported at COMMIT, as the kernel does. */
   private missingJump: string | undefined;
 
+  /** Reused for the words of every line. */
+  private readonly words: string[] = [];
+  private readonly columns: number[] = [];
   /** The command environment, made once: it reads the current table's draft. */
   private readonly env: CommandEnv & { table: TableName };
 
@@ -241,10 +244,10 @@ class Restorer {
       offset = close + 1;
       rest = line.slice(offset);
     }
-    let words: string[];
-    let columns: number[];
+    const words = this.words;
+    const columns = this.columns;
     try {
-      ({ words, columns } = splitRestoreLine(rest, endsWithNewline));
+      splitInto(rest, endsWithNewline, words, columns);
     } catch (e) {
       if (e instanceof Failure) throw new LocatedFailure(e, lineNo, 1, line);
       throw e;
@@ -255,6 +258,7 @@ class Restorer {
     }
     const table = this.table;
     const d = this.drafts.get(table);
+    // The parser keeps no reference to argv, so the reused word array can be handed over.
     const argv = prefix.length > 0 ? [...prefix, ...words] : words;
     try {
       this.env.table = table;

@@ -29,6 +29,18 @@ const MAX_PARAM_BYTES = 1023;
 export function splitRestoreLine(line: string, endsWithNewline = true): LineWords {
   const words: string[] = [];
   const columns: number[] = [];
+  splitInto(line, endsWithNewline, words, columns);
+  return { words, columns };
+}
+
+/**
+ * @internal
+ * {@link splitRestoreLine} into caller-owned arrays (emptied first), so a reader of a large input
+ * can reuse two arrays for every line.
+ */
+export function splitInto(line: string, endsWithNewline: boolean, words: string[], columns: number[]): void {
+  words.length = 0;
+  columns.length = 0;
   const n = line.length;
   let i = 0;
   while (i < n) {
@@ -101,7 +113,6 @@ export function splitRestoreLine(line: string, endsWithNewline = true): LineWord
     columns.push(start + 1);
     if (word.length > MAX_PARAM_BYTES / 4) checkLength(words);
   }
-  return { words, columns };
 }
 
 /** Throws the real tool's "Parameter too long!" for the last word when it exceeds the buffer. */
