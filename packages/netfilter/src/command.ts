@@ -111,6 +111,11 @@ const CORE_LONG: ReadonlyMap<string, CoreOption> = new Map<string, CoreOption>([
   ['ipv6', { letter: '6', args: 0 }],
 ]);
 
+/** Core long options by their whole word (`--append`), with their owner record made once. */
+const CORE_LONG_WORD: ReadonlyMap<string, Owner> = new Map(
+  [...CORE_LONG].map(([name, opt]) => [`--${name}`, { type: 'core', name, opt } as const]),
+);
+
 /** Short options: letter → number of values (getopt's "-A:C:D:R:I:L::S::M:F::Z::N:X::E:P:Vh::o:p:s:d:j:i:fbvw::W::nt:m:xc:g:46"). */
 const CORE_SHORT: ReadonlyMap<string, 0 | 1 | 'opt'> = new Map<string, 0 | 1 | 'opt'>([
   ['A', 1], ['C', 1], ['D', 1], ['R', 1], ['I', 1], ['L', 'opt'], ['S', 'opt'], ['M', 1], ['F', 'opt'],
@@ -341,9 +346,15 @@ class CommandParser implements ParseEnv {
   // Option dispatch
 
   private longOption(word: string, at: number): void {
-    const { name, inline } = splitLong(word);
-    let owner = this.resolveLong(name);
-    if (owner === undefined && this.loadProtoFor(name)) owner = this.resolveLong(name);
+    // Most words are whole option names: look them up as they are, slicing only when needed.
+    let owner = this.resolveWord(word);
+    let name: string | undefined;
+    let inline: string | undefined;
+    if (owner === undefined) {
+      ({ name, inline } = splitLong(word));
+      owner = this.resolveLong(name);
+    }
+    if (owner === undefined && this.loadProtoFor(name ?? word.slice(2))) owner = this.resolveLong(name ?? word.slice(2));
     if (owner === undefined) {
       if (this.lastUnknown !== undefined || this.loadUnknownProto()) {
         this.unknownOption(word, at);
@@ -361,8 +372,16 @@ class CommandParser implements ParseEnv {
   }
 
   private shortOptions(word: string, at: number): void {
-    // getopt bundles: "-nvL" is -n -v -L; a letter taking a value takes the rest of the word.
     this.i++;
+    if (word.length === 2) {
+      // The usual case, "-A": no bundle, no attached value.
+      const letter = word[1] as string;
+      const args = CORE_SHORT.get(letter);
+      if (args === undefined) throw paramProblem(`unknown option "${word}"`, at);
+      this.core(letter, args === 0 ? undefined : this.takeValue(args, undefined, word, at), at, word);
+      return;
+    }
+    // getopt bundles: "-nvL" is -n -v -L; a letter taking a value takes the rest of the word.
     for (let k = 1; k < word.length; k++) {
       const letter = word[k] as string;
       const args = CORE_SHORT.get(letter);
@@ -392,6 +411,24 @@ class CommandParser implements ParseEnv {
     if (w !== undefined && w.charCodeAt(0) !== 45 && w !== '!') {
       this.i++;
       return w;
+    }
+    return undefined;
+  }
+
+  /** Exact lookup of a whole `--name` word (no `=value`): core, the target, then the matches. */
+  private resolveWord(word: string): Owner | undefined {
+    const core = CORE_LONG_WORD.get(word);
+    if (core !== undefined) return core;
+    const t = this.target;
+    if (t !== undefined && 'instance' in t) {
+      const spec = t.instance.spec.exactWord(word);
+      if (spec !== undefined) return { type: 'target', spec };
+    }
+    for (let k = this.matches.length - 1; k >= 0; k--) {
+      const m = this.matches[k] as LoadedExt<Match | null> | UnknownExt;
+      if (!('instance' in m) || m.completed) continue;
+      const spec = m.instance.spec.exactWord(word);
+      if (spec !== undefined) return { type: 'match', index: k, spec };
     }
     return undefined;
   }

@@ -29,7 +29,7 @@ export interface DraftChain {
    * Chains this chain jumps to, and the hooks its rules allow, kept up to date by appends while
    * `summaryValid`; any other change to the rules invalidates them (validateAll then rescans).
    */
-  jumps: string[] | undefined;
+  jumps: DraftChain[] | undefined;
   summaryValid: boolean;
 }
 
@@ -79,6 +79,11 @@ export class TableDraft {
   deferHookChecks = false;
   /** The chain the last rule command used (a lookup cache; see {@link need}). */
   private lastChain: DraftChain | undefined;
+  /** Bumped when a chain is deleted or renamed, so the caches above can tell they are stale. */
+  private chainsVersion = 0;
+  private lastChainVersion = -1;
+  /** The user chain `userChainName` found last: the next rule's jump target, usually. */
+  private lastResolved: DraftChain | undefined;
 
   private constructor(name: TableName, created: boolean) {
     this.name = name;
@@ -132,6 +137,8 @@ export class TableDraft {
     }
     this.created = false;
     this.refs = undefined;
+    this.chainsVersion++;
+    this.lastResolved = undefined;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -145,10 +152,11 @@ export class TableDraft {
   need(name: string): DraftChain {
     // Dumps list a chain's rules together: remember the last chain asked for.
     const last = this.lastChain;
-    if (last !== undefined && last.name === name && this.chains.get(last.name) === last) return last;
+    if (last !== undefined && this.lastChainVersion === this.chainsVersion && last.name === name) return last;
     const c = this.chains.get(name);
     if (c === undefined) throw refused('No chain/target/match by that name');
     this.lastChain = c;
+    this.lastChainVersion = this.chainsVersion;
     return c;
   }
 
@@ -160,7 +168,9 @@ export class TableDraft {
   /** The user chain's name as stored (see `CommandEnv.userChain`), or undefined. */
   userChainName(name: string): string | undefined {
     const c = this.chains.get(name);
-    return c !== undefined && !c.builtin ? c.name : undefined;
+    if (c === undefined || c.builtin) return undefined;
+    this.lastResolved = c;
+    return c.name;
   }
 
   /** Number of jump/goto rules pointing at a chain (the "N references" of `iptables -L`). */
@@ -189,7 +199,7 @@ export class TableDraft {
     this.created = true;
     if (wasValid) {
       c.summaryValid = true;
-      summarise(c, rule);
+      this.summarise(c, rule);
     }
   }
 
@@ -284,6 +294,8 @@ export class TableDraft {
     }
     this.chains.delete(name);
     this.refs?.delete(name);
+    this.chainsVersion++;
+    this.invalidateSummaries();
   }
 
   /** `-X` alone: every user chain, all or nothing, failing on the first (in name order) in use. */
@@ -299,6 +311,8 @@ export class TableDraft {
       this.chains.delete(name);
       this.refs?.delete(name);
     }
+    this.chainsVersion++;
+    this.invalidateSummaries();
   }
 
   flush(name: string | undefined): void {
@@ -344,7 +358,8 @@ export class TableDraft {
 
   /** `-E old new`: rules jumping to the chain follow it. */
   rename(oldName: string, newName: string): void {
-    for (const ch of this.chains.values()) ch.summaryValid = false;
+    this.chainsVersion++;
+    this.invalidateSummaries();
     const c = this.chains.get(oldName);
     // The real tool looks for the new name first.
     if (this.chains.has(newName)) throw refused('File exists');
@@ -513,6 +528,28 @@ export class TableDraft {
     return undefined;
   }
 
+  /** Adds one rule to a chain's summary: the chain it jumps to and the hooks it allows. */
+  private summarise(c: DraftChain, rule: Rule): void {
+    const to = jumpTarget(rule);
+    if (to !== undefined) {
+      // The parser just resolved this name (same string object): no map lookup needed.
+      const resolved = this.lastResolved;
+      const t = resolved !== undefined && resolved.name === to && this.lastChainVersion === this.chainsVersion ? resolved : this.chains.get(to);
+      if (t !== undefined) (c.jumps as DraftChain[]).push(t);
+    }
+    const rh = ruleHooks(rule);
+    if (rh === undefined) return;
+    let mask = 0;
+    for (const h of rh) mask |= HOOK_BIT[h] ?? 0;
+    c.allowedMask &= mask;
+  }
+
+  /** Summaries hold chain objects: after a chain goes away or is renamed, rebuild them all. */
+  private invalidateSummaries(): void {
+    for (const ch of this.chains.values()) ch.summaryValid = false;
+    this.lastResolved = undefined;
+  }
+
   /**
    * The deferred hook and loop checks over the whole table in one pass: true when every rule
    * reachable from a built-in chain is allowed there and no loop is reachable. Hook sets spread
@@ -527,7 +564,7 @@ export class TableDraft {
       if (!c.summaryValid) {
         c.jumps = [];
         c.allowedMask = ALL_HOOKS;
-        for (const rule of c.rules) summarise(c, rule);
+        for (const rule of c.rules) this.summarise(c, rule);
         c.summaryValid = true;
       }
     }
@@ -540,9 +577,8 @@ export class TableDraft {
     }
     while (queue.length > 0) {
       const c = queue.pop() as DraftChain;
-      for (const to of c.jumps as string[]) {
-        const t = this.chains.get(to);
-        if (t === undefined || (t.hookMask | c.hookMask) === t.hookMask) continue;
+      for (const t of c.jumps as DraftChain[]) {
+        if ((t.hookMask | c.hookMask) === t.hookMask) continue;
         t.hookMask |= c.hookMask;
         queue.push(t);
       }
@@ -559,7 +595,7 @@ export class TableDraft {
       while (stack.length > 0) {
         const top = stack.length - 1;
         const c = stack[top] as DraftChain;
-        const jumps = c.jumps as string[];
+        const jumps = c.jumps as DraftChain[];
         const k = next[top] as number;
         if (k >= jumps.length) {
           c.colour = 2;
@@ -568,8 +604,7 @@ export class TableDraft {
           continue;
         }
         next[top] = k + 1;
-        const t = this.chains.get(jumps[k] as string);
-        if (t === undefined) continue;
+        const t = jumps[k] as DraftChain;
         if (t.colour === 1) return false;
         if (t.colour === 0) {
           t.colour = 1;
@@ -582,16 +617,6 @@ export class TableDraft {
   }
 }
 
-/** Adds one rule to a chain's summary: its jump and the hooks it allows. */
-function summarise(c: DraftChain, rule: Rule): void {
-  const to = jumpTarget(rule);
-  if (to !== undefined) (c.jumps as string[]).push(to);
-  const rh = ruleHooks(rule);
-  if (rh === undefined) return;
-  let mask = 0;
-  for (const h of rh) mask |= HOOK_BIT[h] ?? 0;
-  c.allowedMask &= mask;
-}
 
 function withoutCounters(r: Rule): Rule {
   const { counters: _c, ...rest } = r;
