@@ -11,9 +11,10 @@
 import { badArgument, Failure, paramProblem } from './failure.ts';
 import type { ExtensionInstance, OptionSpec, OptionTable, ParseEnv } from './extension.ts';
 import { prefixMask, tryParseIpv4 } from './ip.ts';
-import { IPTABLES_MATCH_NAMES, matchModule } from './matches.ts';
+import { IPTABLES_MATCH_NAMES, matchModule, matchModules } from './matches.ts';
 import { lookupProtocol } from './names.ts';
-import { IPTABLES_TARGET_NAMES, STANDARD_TARGETS, targetModule } from './targets.ts';
+import { IPTABLES_TARGET_NAMES, STANDARD_TARGETS, targetModule, targetModules } from './targets.ts';
+import { WordTable } from './tokenize.ts';
 import { isTableName } from './ruleset.ts';
 import type { Cidr, Counters, ProtoMatch, IfaceMatch, Ipv4, Match, Rule, TableName, Target } from './types.ts';
 
@@ -55,6 +56,11 @@ export interface CommandEnv {
    * lookups by it are fast), or undefined when there is none (for `-j`/`-g`).
    */
   userChain(table: TableName, name: string): string | undefined;
+  /**
+   * Optionally, the `-j`/`-g` target object for an existing user chain, shared by every rule that
+   * jumps there (rules are immutable data, so sharing is safe and saves a copy per rule).
+   */
+  jumpTo?(table: TableName, name: string, isGoto: boolean): Target | undefined;
   /** When given, `-m set --match-set NAME` must name an existing ipset, as on a real host. */
   ipsetExists?(name: string): boolean;
   /**
@@ -778,6 +784,11 @@ class CommandParser implements ParseEnv {
         return;
       }
     }
+    const shared = name === '' ? undefined : this.env.jumpTo?.(this.table, name, isGoto);
+    if (shared !== undefined) {
+      this.fixedTarget = shared;
+      return;
+    }
     let chain = name === '' ? undefined : this.env.userChain(this.table, name);
     if (chain === undefined) {
       if (name === '' || this.env.acceptMissingChain?.(name) !== true) throw paramProblem(`Chain '${name}' does not exist`, at);
@@ -1008,3 +1019,28 @@ function parseMask(text: string): number | undefined {
   const n = Number(text);
   return n <= 32 ? n : undefined;
 }
+
+/**
+ * The words every rule repeats — options, module and target names, protocols — for the
+ * tokenizer to share rather than copy (see {@link WordTable}).
+ */
+export const COMMON_WORDS: WordTable = new WordTable(
+  (function* (): Generator<string> {
+    yield '!';
+    for (const name of CORE_LONG.keys()) yield `--${name}`;
+    for (const letter of CORE_SHORT.keys()) yield `-${letter}`;
+    for (const m of matchModules()) {
+      yield m.name;
+      for (const n of m.options.allNames) yield `--${n}`;
+    }
+    for (const t of targetModules()) {
+      yield t.name;
+      for (const n of t.options.allNames) yield `--${n}`;
+    }
+    yield* STANDARD_TARGETS;
+    yield* IPTABLES_MATCH_NAMES;
+    yield* IPTABLES_TARGET_NAMES;
+    yield* ['tcp', 'udp', 'icmp', 'sctp', 'all', 'random', 'nth', 'LOCAL', 'NEW', 'ESTABLISHED', 'RELATED,ESTABLISHED', 'src', 'dst'];
+    yield* ['PREROUTING', 'INPUT', 'FORWARD', 'OUTPUT', 'POSTROUTING', '0x4000/0x4000', '0x4000/0x0', 'icmp-port-unreachable'];
+  })(),
+);

@@ -11,7 +11,7 @@
  */
 import { kernelRefused, refused } from './failure.ts';
 import { targetModule } from './targets.ts';
-import { BUILTIN_CHAINS, type Chain, type Counters, type Hook, type Policy, type Rule, type Table, type TableName } from './types.ts';
+import { BUILTIN_CHAINS, type Chain, type Counters, type Hook, type Policy, type Rule, type Table, type TableName, type Target } from './types.ts';
 
 export interface DraftChain {
   readonly name: string;
@@ -31,6 +31,9 @@ export interface DraftChain {
    */
   jumps: DraftChain[] | undefined;
   summaryValid: boolean;
+  /** The `-j`/`-g` targets naming this chain, made once and shared by the rules (see jumpTo). */
+  jumpTarget?: Target;
+  gotoTarget?: Target;
 }
 
 export type RuleOp = 'RULE_APPEND' | 'RULE_INSERT' | 'RULE_REPLACE';
@@ -163,6 +166,15 @@ export class TableDraft {
   hasUserChain(name: string): boolean {
     const c = this.chains.get(name);
     return c !== undefined && !c.builtin;
+  }
+
+  /** A shared `-j`/`-g` target for an existing user chain (see `CommandEnv.jumpTo`). */
+  jumpTo(name: string, isGoto: boolean): Target | undefined {
+    const c = this.chains.get(name);
+    if (c === undefined || c.builtin) return undefined;
+    this.lastResolved = c;
+    if (isGoto) return (c.gotoTarget ??= Object.freeze({ kind: 'goto', chain: c.name }));
+    return (c.jumpTarget ??= Object.freeze({ kind: 'jump', chain: c.name }));
   }
 
   /** The user chain's name as stored (see `CommandEnv.userChain`), or undefined. */
@@ -367,7 +379,8 @@ export class TableDraft {
     const index = this.refIndex();
     const from = index.get(oldName);
     this.chains.delete(oldName);
-    const renamed: DraftChain = { ...c, name: newName };
+    const { jumpTarget: _j, gotoTarget: _g, ...rest } = c;
+    const renamed: DraftChain = { ...rest, name: newName };
     this.chains.set(newName, renamed);
     if (from !== undefined) {
       for (const fromName of from.keys()) {

@@ -42,6 +42,7 @@ export function exec(ruleset: Ruleset, argv: readonly string[], opts: ExecOption
     const cmd = parseCommand(argv, {
       mode: 'iptables',
       userChain: (table, name) => drafts.get(table).userChainName(name),
+      jumpTo: (table, name, isGoto) => drafts.get(table).jumpTo(name, isGoto),
       ...(ipsets !== undefined && { ipsetExists: (name: string) => ipsets.has(name) }),
     });
     const stdout = applyCommand(drafts.get(cmd.table), cmd, version);

@@ -63,7 +63,8 @@ export class OptionTable {
   readonly index = new Map<OptionSpec, number>();
   private readonly byName = new Map<string, OptionSpec>();
   private readonly byWord = new Map<string, OptionSpec>();
-  private readonly allNames: string[] = [];
+  /** Every long name and alias, without dashes. */
+  readonly allNames: string[] = [];
 
   constructor(specs: readonly OptionSpec[]) {
     this.specs = specs;

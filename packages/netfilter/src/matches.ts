@@ -26,6 +26,11 @@ function register(m: MatchModule): void {
   modules.set(m.name, m);
 }
 
+/** Every modelled match module (for the tokenizer's table of common words). */
+export function matchModules(): IterableIterator<MatchModule> {
+  return modules.values();
+}
+
 /** The modules netsim parses into typed matches, by `-m` name. */
 export function matchModule(name: string): MatchModule | undefined {
   return modules.get(name);

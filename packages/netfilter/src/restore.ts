@@ -11,12 +11,12 @@
  *   optionally prefixed by `[packets:bytes]` counters that apply only with `--counters`.
  */
 import { applyCommand, DraftSet } from './apply.ts';
-import { parseCommand, type CommandEnv } from './command.ts';
+import { COMMON_WORDS, parseCommand, type CommandEnv } from './command.ts';
 import { NetfilterError, type NetfilterErrorCode } from './errors.ts';
 import { DEFAULT_IPTABLES_VERSION, Failure, restoreStderr, type IptablesVersion } from './failure.ts';
 import { isBuiltinChain, isTableName } from './ruleset.ts';
 import { splitInto } from './tokenize.ts';
-import type { Counters, Ruleset, TableName } from './types.ts';
+import type { Counters, Ruleset, TableName, Target } from './types.ts';
 
 export interface RestoreOptions {
   /** `--noflush`: keep the tables' current contents. */
@@ -89,6 +89,7 @@ class Restorer {
       mode: 'restore' as const,
       table: 'filter' as TableName,
       userChain: (table: TableName, name: string): string | undefined => drafts.get(table).userChainName(name),
+      jumpTo: (table: TableName, name: string, isGoto: boolean): Target | undefined => drafts.get(table).jumpTo(name, isGoto),
       acceptMissingChain: (name: string): boolean => {
         this.missingJump ??= name;
         return true;
@@ -247,7 +248,7 @@ class Restorer {
     const words = this.words;
     const columns = this.columns;
     try {
-      splitInto(rest, endsWithNewline, words, columns);
+      splitInto(rest, endsWithNewline, words, columns, COMMON_WORDS);
     } catch (e) {
       if (e instanceof Failure) throw new LocatedFailure(e, lineNo, 1, line);
       throw e;

@@ -27,6 +27,11 @@ function register(m: TargetModule): void {
   modules.set(m.name, m);
 }
 
+/** Every modelled target extension (for the tokenizer's table of common words). */
+export function targetModules(): IterableIterator<TargetModule> {
+  return modules.values();
+}
+
 export function targetModule(name: string): TargetModule | undefined {
   return modules.get(name);
 }

@@ -35,10 +35,50 @@ export function splitRestoreLine(line: string, endsWithNewline = true): LineWord
 
 /**
  * @internal
- * {@link splitRestoreLine} into caller-owned arrays (emptied first), so a reader of a large input
- * can reuse two arrays for every line.
+ * A fixed table of words that recur in every rule (`-A`, `-m`, `--comment`, `tcp`, `ACCEPT`, …).
+ * The splitter returns these shared strings instead of slicing a new one for each occurrence:
+ * fewer objects for the garbage collector, and option lookups by an already-hashed string.
  */
-export function splitInto(line: string, endsWithNewline: boolean, words: string[], columns: number[]): void {
+export class WordTable {
+  private readonly slots: (string | undefined)[];
+  private readonly mask: number;
+
+  constructor(words: Iterable<string>) {
+    const list = [...new Set(words)].filter((w) => w.length > 0 && w.length <= MAX_INTERNED);
+    let size = 1;
+    while (size < list.length * 4) size <<= 1;
+    this.slots = new Array<string | undefined>(size).fill(undefined);
+    this.mask = size - 1;
+    for (const w of list) {
+      let h = 0;
+      for (let i = 0; i < w.length; i++) h = (Math.imul(h, 31) + w.charCodeAt(i)) | 0;
+      let k = h & this.mask;
+      while (this.slots[k] !== undefined) k = (k + 1) & this.mask;
+      this.slots[k] = w;
+    }
+  }
+
+  /** The shared string equal to `line[from, to)` whose hash is `h`, if the table has it. */
+  find(line: string, from: number, to: number, h: number): string | undefined {
+    const len = to - from;
+    let k = h & this.mask;
+    for (;;) {
+      const w = this.slots[k];
+      if (w === undefined) return undefined;
+      if (w.length === len && line.startsWith(w, from)) return w;
+      k = (k + 1) & this.mask;
+    }
+  }
+}
+
+const MAX_INTERNED = 24;
+
+/**
+ * @internal
+ * {@link splitRestoreLine} into caller-owned arrays (emptied first), so a reader of a large input
+ * can reuse two arrays for every line; words found in `table` come back as its shared strings.
+ */
+export function splitInto(line: string, endsWithNewline: boolean, words: string[], columns: number[], table?: WordTable): void {
   words.length = 0;
   columns.length = 0;
   const n = line.length;
@@ -50,15 +90,18 @@ export function splitInto(line: string, endsWithNewline: boolean, words: string[
       continue;
     }
     const start = i;
-    // Fast path: a word without quotes is a plain slice.
+    // Fast path: a word without quotes is a plain slice (or a shared common word).
     let j = i;
+    let h = 0;
     while (j < n) {
       c = line.charCodeAt(j);
       if (c === 32 || c === 9 || c === 34) break;
+      h = (Math.imul(h, 31) + c) | 0;
       j++;
     }
     if (j === n || c !== 34) {
-      words.push(line.slice(i, j));
+      const common = table !== undefined && j - i <= MAX_INTERNED ? table.find(line, i, j, h) : undefined;
+      words.push(common ?? line.slice(i, j));
       columns.push(start + 1);
       i = j;
       if (j - start > MAX_PARAM_BYTES / 4) checkLength(words);
