@@ -1,0 +1,7 @@
+import { chainNeverEmpty, hasTarget, type InvariantSource } from '@netsim/sim';
+import { MASQ_CHAIN } from '../../src/index.ts';
+
+export const MASQ_INVARIANT_NAME = `${MASQ_CHAIN} never empty once programmed`;
+
+/** The built-in invariant that watches the masquerade chain (strict: one step empty is a violation). */
+export const masqInvariants: readonly InvariantSource[] = [chainNeverEmpty({ chain: MASQ_CHAIN, required: hasTarget('MASQUERADE') })];
