@@ -213,7 +213,7 @@ function verdictGoesOn(host: Host, table: TableName, hook: Hook, out: TableOutco
       drop(
         host,
         pkt,
-        { stage: 'hook', hook, table, chain, index: v.byPolicy ? null : (out.last?.index ?? null), rule: v.byPolicy ? null : (out.last?.rule ?? null) },
+        { stage: 'hook', verdict: 'DROP', hook, table, chain, index: v.byPolicy ? null : (out.last?.index ?? null), rule: v.byPolicy ? null : (out.last?.rule ?? null) },
         v.byPolicy ? `${table} ${hook} policy DROP` : `${table} ${chain} rule ${out.last?.index ?? '?'}: DROP`,
         rc,
       );
@@ -223,7 +223,7 @@ function verdictGoesOn(host: Host, table: TableName, hook: Hook, out: TableOutco
       drop(
         host,
         pkt,
-        { stage: 'hook', hook, table, chain: out.last?.chain ?? hook, index: out.last?.index ?? null, rule: out.last?.rule ?? null },
+        { stage: 'hook', verdict: 'REJECT', hook, table, chain: out.last?.chain ?? hook, index: out.last?.index ?? null, rule: out.last?.rule ?? null },
         `${table} ${out.last?.chain ?? hook} rule ${out.last?.index ?? '?'}: REJECT --reject-with ${v.with}`,
         rc,
       );
@@ -233,7 +233,7 @@ function verdictGoesOn(host: Host, table: TableName, hook: Hook, out: TableOutco
       drop(
         host,
         pkt,
-        { stage: 'hook', hook, table, chain: v.at.chain, index: v.at.index, rule: out.last?.rule ?? null },
+        { stage: 'hook', verdict: 'unknown', hook, table, chain: v.at.chain, index: v.at.index, rule: out.last?.rule ?? null },
         `undecidable rule ${v.at.table} ${v.at.chain} #${v.at.index}: ${v.reason} (fate unknown)`,
         rc,
       );

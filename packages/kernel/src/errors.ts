@@ -30,13 +30,16 @@ export class KernelError extends Error {
   override readonly name = 'KernelError';
   readonly code: KernelErrorCode;
   readonly location?: KernelSourceLocation;
+  /** The offending word of a command line, when one is to blame. */
+  readonly token?: string;
   /** The exit status the imitated tool returns (`conntrack` uses 2 for usage errors, 1 otherwise). */
   readonly exitCode: number;
 
-  constructor(code: KernelErrorCode, message: string, opts: { location?: KernelSourceLocation; exitCode?: number } = {}) {
+  constructor(code: KernelErrorCode, message: string, opts: { location?: KernelSourceLocation; token?: string; exitCode?: number } = {}) {
     super(message);
     this.code = code;
     if (opts.location !== undefined) this.location = opts.location;
+    if (opts.token !== undefined) this.token = opts.token;
     this.exitCode = opts.exitCode ?? 1;
   }
 }

@@ -54,3 +54,6 @@ export {
 export { formatPacketView, type PacketView } from './packet.ts';
 export { formatStep, formatTrace, type DropSite, type MatchedRule, type TraceStep } from './trace.ts';
 export { conntrackCommand, type CliResult } from './conntrackCli.ts';
+export { parseHostFile, type ReadFile } from './hostFile.ts';
+export { formatHostTrace, traceHostPacket, type Egress, type HostTraceOptions, type HostTraceResult } from './hostTrace.ts';
+export type { CloseResult } from './network.ts';

@@ -32,8 +32,13 @@ export function tokenize(line: string): string[] {
   return line.trim().split(/\s+/).filter((t) => t.length > 0);
 }
 
+/** A syntax error about one token; the token is kept so a host file can point at it. */
+function bad(message: string, token: string): KernelError {
+  return new KernelError('parse', message, { token });
+}
+
 function garbage(tok: string): KernelError {
-  return new KernelError('parse', `Error: either "to" is duplicate, or "${tok}" is a garbage.`);
+  return bad(`Error: either "to" is duplicate, or "${tok}" is a garbage.`, tok);
 }
 
 function need(args: readonly string[], i: number, what: string): string {
@@ -44,14 +49,14 @@ function need(args: readonly string[], i: number, what: string): string {
 
 function addr(tok: string): Ipv4 {
   const a = tryParseIpv4(tok);
-  if (a === undefined) throw new KernelError('parse', `Error: inet address is expected rather than "${tok}".`);
+  if (a === undefined) throw bad(`Error: inet address is expected rather than "${tok}".`, tok);
   return a;
 }
 
 function prefixArg(tok: string): Cidr {
   if (tok === 'default' || tok === 'all') return parseCidr('0.0.0.0/0');
   const c = tryParseCidr(tok);
-  if (c === undefined) throw new KernelError('parse', `Error: inet prefix is expected rather than "${tok}".`);
+  if (c === undefined) throw bad(`Error: inet prefix is expected rather than "${tok}".`, tok);
   return c;
 }
 
@@ -59,19 +64,19 @@ function tableArg(tok: string): number {
   if (tok === 'main') return TABLE_MAIN;
   if (tok === 'local') return TABLE_LOCAL;
   if (tok === 'default') return TABLE_DEFAULT;
-  if (!/^[0-9]+$/.test(tok)) throw new KernelError('parse', `Error: argument "${tok}" is wrong: "table" value is invalid`);
+  if (!/^[0-9]+$/.test(tok)) throw bad(`Error: argument "${tok}" is wrong: "table" value is invalid`, tok);
   return Number(tok);
 }
 
 function intArg(tok: string, what: string): number {
-  if (!/^[0-9]+$/.test(tok)) throw new KernelError('parse', `Error: argument "${tok}" is wrong: "${what}" value is invalid`);
+  if (!/^[0-9]+$/.test(tok)) throw bad(`Error: argument "${tok}" is wrong: "${what}" value is invalid`, tok);
   return Number(tok);
 }
 
 function scopeArg(tok: string): AddrScope {
   if (tok === 'global' || tok === 'universe') return 'global';
   if (tok === 'link' || tok === 'host') return tok;
-  throw new KernelError('parse', `Error: argument "${tok}" is wrong: invalid scope value.`);
+  throw bad(`Error: argument "${tok}" is wrong: invalid scope value.`, tok);
 }
 
 const ROUTE_TYPES: readonly RouteType[] = ['unicast', 'local', 'blackhole', 'unreachable', 'prohibit', 'throw'];
@@ -190,7 +195,7 @@ function linkKind(tok: string): IfaceKind {
     case 'vxlan':
       return 'overlay';
     default:
-      throw new KernelError('parse', `Error: Unknown device type "${tok}".`);
+      throw bad(`Error: Unknown device type "${tok}".`, tok);
   }
 }
 
@@ -291,7 +296,7 @@ export function runHostCommand(host: Host, line: string): void {
     else if (obj === 'addr' || obj === 'address' || obj === 'a') addrCommand(host, rest);
     else if (obj === 'route' || obj === 'r' || obj === 'ro') routeCommand(host, rest);
     else if (obj === 'rule' || obj === 'ru') ruleCommand(host, rest);
-    else throw new KernelError('parse', `Object "${obj}" is unknown, try "ip help".`);
+    else throw bad(`Object "${obj}" is unknown, try "ip help".`, obj);
     return;
   }
   if (cmd === 'sysctl') {
@@ -323,5 +328,5 @@ export function runHostCommand(host: Host, line: string): void {
     host.setOverlayPeer(dev, addr(need(t, 3, 'next hop')), addr(need(t, 5, 'underlay address')));
     return;
   }
-  throw new KernelError('parse', `unknown command "${cmd}" (expected ip, sysctl, listen or overlay)`);
+  throw bad(`unknown command "${cmd}" (expected ip, sysctl, listen or overlay)`, cmd);
 }

@@ -12,7 +12,7 @@
  * back-off times after it.
  */
 import { formatIpv4, parseIpv4, type Ipv4 } from '@netsim/netfilter';
-import { TCP_ACK, TCP_PSH, TCP_SYN } from './conntrack.ts';
+import { TCP_ACK, TCP_FIN, TCP_PSH, TCP_SYN } from './conntrack.ts';
 import { hostSend, hostReceive, type RunCtx, type SkbCt } from './datapath.ts';
 import { KernelError } from './errors.ts';
 import { fibLookup, routeSource } from './fib.ts';
@@ -20,7 +20,7 @@ import { Host } from './host.ts';
 import type { RandomSource } from './nat.ts';
 import { PROTO_TCP, PROTO_UDP, copyPkt, viewPkt, type PacketView, type Pkt } from './packet.ts';
 import type { SockError, TcpSock } from './sockets.ts';
-import { stackReceive, type StackEvent } from './stack.ts';
+import { socketSegment, stackReceive, type StackEvent } from './stack.ts';
 import type { Sysctls } from './sysctl.ts';
 import { formatTrace, type DropSite, type TraceStep } from './trace.ts';
 
@@ -113,6 +113,11 @@ export type UdpResult =
       readonly strayReplies: readonly string[];
     })
   | (ResultBase & { readonly kind: 'error'; readonly errno: string; readonly reason: string });
+
+export type CloseResult =
+  | (ResultBase & { readonly kind: 'closed' })
+  | (ResultBase & { readonly kind: 'reset'; readonly by: string })
+  | (ResultBase & { readonly kind: 'lost' });
 
 export type SendDataResult =
   | (ResultBase & { readonly kind: 'acked' })
@@ -424,6 +429,34 @@ export class Network {
   }
 
   /**
+   * Closes an established connection gracefully from its side: FIN,ACK, the peer's FIN,ACK, the
+   * last ACK, through every datapath, leaving conntrack entries in TIME_WAIT (120 s) instead of
+   * ESTABLISHED (5 days). Probes that open many connections should close them.
+   */
+  close(conn: ConnectionRef, opts: { readonly nowMs: number }): CloseResult {
+    const host = this.host(conn.host);
+    const [lip, lp] = splitEp(conn.local);
+    const [rip, rp] = splitEp(conn.remote);
+    const sock = host.sockets.findTcp(lip, lp, rip, rp);
+    if (sock === undefined || sock.state !== 'ESTABLISHED') {
+      throw new KernelError('not-found', `${conn.host}: no established connection ${conn.local} -> ${conn.remote}`);
+    }
+    const trace: TraceStep[] = [];
+    const events: StackEvent[] = [];
+    sock.state = 'FIN_WAIT';
+    this.run(opts.nowMs, trace, events, (rc) => {
+      trace.push({ kind: 'note', host: conn.host, text: `close() on ${conn.local} -> ${conn.remote} at ${opts.nowMs} ms` });
+      return hostSend(host, socketSegment(host, sock, TCP_FIN | TCP_ACK, rc, 'close()'), rc, {});
+    });
+    const base = { flow: `${conn.local} -> ${conn.remote}`, startMs: opts.nowMs, endMs: opts.nowMs, attempts: 1, drops: dropsOf(trace), trace };
+    if (events.some((e) => e.kind === 'closed' && e.sock === sock)) return { ...base, kind: 'closed' };
+    // Without the peer's FIN the socket is aborted locally; conntrack keeps what it saw.
+    host.sockets.closeTcp(sock);
+    if (sock.error !== null && sock.error.kind === 'reset') return { ...base, kind: 'reset', by: sock.error.from };
+    return { ...base, kind: 'lost' };
+  }
+
+  /**
    * One UDP request from a connected socket on `from` to `to:port` and the answer, if any. A reply
    * from another address than `to` does not reach the connected socket (the stack answers it with
    * port unreachable) and is listed in `strayReplies`.
@@ -474,7 +507,7 @@ function errorResult(e: SockError): { kind: 'reset'; by: string } | { kind: 'unr
 }
 
 /** A result in words: the outcome line, then the trace. */
-export function formatConnectResult(r: ConnectResult | UdpResult | SendDataResult): string {
+export function formatConnectResult(r: ConnectResult | UdpResult | SendDataResult | CloseResult): string {
   let head: string;
   switch (r.kind) {
     case 'established':
@@ -503,6 +536,9 @@ export function formatConnectResult(r: ConnectResult | UdpResult | SendDataResul
       break;
     case 'lost':
       head = `lost ${r.flow}`;
+      break;
+    case 'closed':
+      head = `closed ${r.flow}`;
       break;
   }
   const drops = r.drops.map((d) => `  dropped by ${d.host}: ${d.reason}`).join('\n');

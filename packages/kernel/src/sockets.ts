@@ -7,7 +7,7 @@ import { formatIpv4, type Ipv4 } from '@netsim/netfilter';
 import { KernelError } from './errors.ts';
 import type { RandomSource } from './nat.ts';
 
-export type TcpSockState = 'SYN_SENT' | 'SYN_RECV' | 'ESTABLISHED' | 'CLOSED';
+export type TcpSockState = 'SYN_SENT' | 'SYN_RECV' | 'ESTABLISHED' | 'FIN_WAIT' | 'LAST_ACK' | 'CLOSED';
 
 /** Why a socket closed. */
 export type SockError =

@@ -5,7 +5,7 @@
  * sequence-number or window model: segments are judged by flags and 4-tuple only.
  */
 import { formatIpv4, type Ipv4 } from '@netsim/netfilter';
-import { TCP_ACK, TCP_PSH, TCP_RST, TCP_SYN } from './conntrack.ts';
+import { TCP_ACK, TCP_FIN, TCP_PSH, TCP_RST, TCP_SYN } from './conntrack.ts';
 import { hostSend, icmpErrorTyped, tcpReset, type RunCtx, type SkbCt } from './datapath.ts';
 import type { Host } from './host.ts';
 import { ICMP_DEST_UNREACH, PROTO_ICMP, PROTO_TCP, PROTO_UDP, icmpName, type Pkt } from './packet.ts';
@@ -33,6 +33,7 @@ export type StackEvent =
   | { readonly kind: 'syn-received'; readonly host: string; readonly sock: TcpSock }
   | { readonly kind: 'data'; readonly host: string; readonly sock: TcpSock }
   | { readonly kind: 'acked'; readonly host: string; readonly sock: TcpSock }
+  | { readonly kind: 'closed'; readonly host: string; readonly sock: TcpSock }
   | { readonly kind: 'udp'; readonly host: string; readonly from: string; readonly to: string; readonly answered: boolean };
 
 function ep(a: number, p: number): string {
@@ -64,6 +65,11 @@ function note(host: Host, event: string, detail: string, rc: RunCtx): void {
 }
 
 /** Delivers a packet that passed INPUT to the host's sockets. */
+/** A segment from a socket (exported for the network's close). */
+export function socketSegment(host: Host, sock: TcpSock, flags: number, rc: RunCtx, why: string): Pkt {
+  return segment(host, sock, flags, rc, why);
+}
+
 export function stackReceive(host: Host, pkt: Pkt, sk: SkbCt, rc: RunCtx, events: StackEvent[]): void {
   if (pkt.proto === PROTO_TCP) tcpReceive(host, pkt, rc, events);
   else if (pkt.proto === PROTO_UDP) udpReceive(host, pkt, sk, rc, events);
@@ -112,7 +118,29 @@ function tcpReceive(host: Host, pkt: Pkt, rc: RunCtx, events: StackEvent[]): voi
           note(host, 'accepted', `accept() returns ${ep(sock.local, sock.lport)} <- peer ${ep(sock.remote, sock.rport)}`, rc);
         }
         return;
+      case 'LAST_ACK':
+        if ((f & TCP_ACK) !== 0) {
+          note(host, 'closed', `${ep(sock.local, sock.lport)} <-> ${ep(sock.remote, sock.rport)}: last ACK received`, rc);
+          host.sockets.closeTcp(sock);
+        }
+        return;
+      case 'FIN_WAIT':
+        // Our FIN was sent; the peer's FIN,ACK closes the connection: last ACK, then gone.
+        if ((f & TCP_FIN) !== 0) {
+          note(host, 'closed', `${ep(sock.local, sock.lport)} <-> ${ep(sock.remote, sock.rport)}: peer FIN; sends the last ACK`, rc);
+          hostSend(host, segment(host, sock, TCP_ACK, rc, 'last ACK'), rc, {});
+          events.push({ kind: 'closed', host: host.name, sock });
+          host.sockets.closeTcp(sock);
+        }
+        return;
       case 'ESTABLISHED':
+        if ((f & TCP_FIN) !== 0) {
+          // The application closes at once: ACK and FIN in one segment.
+          note(host, 'fin', `${ep(sock.remote, sock.rport)} closes; answers FIN,ACK and waits for the last ACK`, rc);
+          sock.state = 'LAST_ACK';
+          hostSend(host, segment(host, sock, TCP_FIN | TCP_ACK, rc, 'close()'), rc, {});
+          return;
+        }
         if ((f & TCP_SYN) !== 0) {
           note(host, 'challenge-ack', `SYN on an established connection: challenge ACK`, rc);
           hostSend(host, segment(host, sock, TCP_ACK, rc, 'challenge ACK'), rc, {});

@@ -17,6 +17,8 @@ export interface MatchedRule {
 export type DropSite =
   | {
       readonly stage: 'hook';
+      /** DROP (a rule or the policy), REJECT (a reply was sent), or unknown (an undecidable rule). */
+      readonly verdict: 'DROP' | 'REJECT' | 'unknown';
       readonly hook: Hook;
       readonly table: TableName;
       readonly chain: string;

@@ -168,3 +168,53 @@ describe('exchanges', () => {
     expect(run(1)).not.toBe(run(2));
   });
 });
+
+describe('closing', () => {
+  it('should close gracefully through every datapath, leaving TIME_WAIT entries and no sockets', () => {
+    const w = nodeWorld();
+    w.node.setRuleset(append(emptyRuleset(), 'nat', 'PREROUTING', rule({ p: 'tcp', dport: 30080 }, T.dnat('203.0.113.9:8080'))));
+    const r = w.net.connect('client', '198.51.100.10', 30080, { nowMs: 0, synRetries: 0 });
+    if (r.kind !== 'established') throw new Error(r.kind);
+    const c = w.net.close(r.connection, { nowMs: 500 });
+    expect(c.kind).toBe('closed');
+    for (const h of [w.client, w.router, w.node, w.pod]) {
+      const [e] = h.conntrack.list(500);
+      expect(e && [h.name, e.tcpState, (e.expiresMs - 500) / 1000]).toEqual([h.name, 'TIME_WAIT', 120]);
+    }
+    expect([w.client.sockets.listTcp().length, w.pod.sockets.listTcp().length]).toEqual([0, 0]);
+    expect(() => w.net.close(r.connection, { nowMs: 600 })).toThrow('no established connection');
+  });
+
+  it('should report a close the peer never answers as lost', () => {
+    const w = nodeWorld();
+    const r = w.net.connect('client', '203.0.113.9', 8080, { nowMs: 0, synRetries: 0 });
+    if (r.kind !== 'established') throw new Error(r.kind);
+    w.router.setRuleset(append(emptyRuleset(), 'filter', 'FORWARD', rule({ p: 'tcp', dport: 8080 }, T.drop)));
+    expect(w.net.close(r.connection, { nowMs: 10 }).kind).toBe('lost');
+  });
+});
+
+describe('a load balancer in front of nodes', () => {
+  it('should spread a VIP over two nodes with statistic, SNAT to itself, and reach each node NodePort', () => {
+    const net = new Network({ rng: seeded(21) });
+    host(net, 'client', { eth0: '192.0.2.10/24' }, 'ip route add default via 192.0.2.1');
+    const lb = host(net, 'lb', { eth0: ['192.0.2.1/24', '192.0.2.100/24'], eth1: '198.51.100.1/24' }, 'sysctl -w net.ipv4.ip_forward=1');
+    for (const [n, a] of [['node-a', '198.51.100.10'], ['node-b', '198.51.100.11']] as const) {
+      host(net, n, { eth0: `${a}/24` }, 'ip route add default via 198.51.100.1', 'listen tcp 30080');
+    }
+    net.wire('client/eth0', 'lb/eth0').segment('lan', ['lb/eth1', 'node-a/eth0', 'node-b/eth0']);
+    const half = { kind: 'statistic', mode: 'random', probability: { text: '0.50000000000', threshold31: 0x40000000 }, negate: false } as const;
+    let rs = append(emptyRuleset(), 'nat', 'PREROUTING', rule({ d: '192.0.2.100/32', p: 'tcp', dport: 80, m: [half] }, T.dnat('198.51.100.10:30080')));
+    rs = append(rs, 'nat', 'PREROUTING', rule({ d: '192.0.2.100/32', p: 'tcp', dport: 80 }, T.dnat('198.51.100.11:30080')));
+    rs = append(rs, 'nat', 'POSTROUTING', rule({ o: 'eth1' }, T.snat('198.51.100.1')));
+    lb.setRuleset(rs);
+    const seen = new Set<string>();
+    for (let i = 0; i < 12; i++) {
+      const r = net.connect('client', '192.0.2.100', 80, { nowMs: i * 10, synRetries: 0 });
+      if (r.kind !== 'established' || r.server === null) throw new Error(r.kind);
+      expect(r.server.peer).toMatch(/^198\.51\.100\.1:/);
+      seen.add(r.server.host);
+    }
+    expect([...seen].sort()).toEqual(['node-a', 'node-b']);
+  });
+});

@@ -15,7 +15,7 @@ import { IPTABLES_MATCH_NAMES, matchModule } from './matches.ts';
 import { lookupProtocol, parseUintBase0 } from './names.ts';
 import { IPTABLES_TARGET_NAMES, STANDARD_TARGETS, targetModule } from './targets.ts';
 import { isTableName } from './ruleset.ts';
-import type { AddrMatch, Cidr, Counters, IfaceMatch, Ipv4, Match, Rule, TableName, Target } from './types.ts';
+import type { Cidr, Counters, IfaceMatch, Ipv4, Match, Rule, TableName, Target } from './types.ts';
 
 export type CommandLetter = 'A' | 'C' | 'D' | 'I' | 'R' | 'L' | 'S' | 'F' | 'Z' | 'N' | 'X' | 'P' | 'E';
 
@@ -116,12 +116,23 @@ const CORE_SHORT: ReadonlyMap<string, 0 | 1 | 'opt'> = new Map<string, 0 | 1 | '
   ['t', 1], ['m', 1], ['x', 0], ['c', 1], ['g', 1], ['4', 0], ['6', 0],
 ]);
 
-/** Option letters checked against the command (iptables' commands_v_options). */
+/** Option letters checked against the command (iptables' commands_v_options), as bits. */
 const OPT_COLUMNS = ['n', 's', 'd', 'p', 'j', 'v', 'x', 'i', 'o', '0', 'c', 'f'] as const;
 type OptColumn = (typeof OPT_COLUMNS)[number];
+const OPT_BIT: Readonly<Record<string, number>> = Object.fromEntries(OPT_COLUMNS.map((c, k) => [c, 1 << k]));
+const OPT_N = 1 << OPT_COLUMNS.indexOf('n');
+const OPT_V = 1 << OPT_COLUMNS.indexOf('v');
+const OPT_X = 1 << OPT_COLUMNS.indexOf('x');
+const OPT_LINE = 1 << OPT_COLUMNS.indexOf('0');
+
+function bitsOf(letters: string): number {
+  let bits = 0;
+  for (const l of letters.split(' ')) bits |= OPT_BIT[l] ?? 0;
+  return bits;
+}
 
 /** Per command, the option letters it refuses ("x" in the real table). */
-const ILLEGAL: Readonly<Record<string, string>> = {
+const ILLEGAL_TEXT: Readonly<Record<string, string>> = {
   I: 'n x 0',
   D: 'n x 0 c',
   DNUM: 'n s d p j x i o 0 c f',
@@ -137,10 +148,14 @@ const ILLEGAL: Readonly<Record<string, string>> = {
   S: 'n s d p j x i o 0 c f',
   C: 'n x 0 c',
 };
+const ILLEGAL: Readonly<Record<string, number>> = Object.fromEntries(Object.entries(ILLEGAL_TEXT).map(([k, v]) => [k, bitsOf(v)]));
 
 function optName(col: OptColumn): string {
   return col === '0' ? '--line-numbers' : `-${col}`;
 }
+
+const NO_WARNINGS: readonly string[] = Object.freeze([]);
+const NO_ADDRESS: readonly (Cidr | undefined)[] = Object.freeze([undefined]);
 
 /** Chain names may be at most 28 characters (XT_EXTENSION_MAXNAMELEN - 1). */
 const CHAIN_NAME_MAX = 28;
@@ -187,73 +202,102 @@ type Owner =
  * whose `argIndex` points at the offending word when one is to blame.
  */
 export function parseCommand(args: readonly string[], env: CommandEnv): ParsedCommand {
-  return new CommandParser(args, env).parse();
+  // One parser is reused (taken out while in use, so a nested call gets its own): parsing a large
+  // dump then allocates little besides what the rules keep.
+  const p = spare ?? new CommandParser();
+  spare = undefined;
+  try {
+    p.reset(args, env);
+    return p.parse();
+  } finally {
+    spare = p;
+  }
 }
 
-class CommandParser {
+let spare: CommandParser | undefined; // tidy-allow: a parser object reused for speed, reset on every call; it carries nothing between calls
+
+const NO_ARGS: readonly string[] = Object.freeze([]);
+const NO_ENV: CommandEnv = { mode: 'restore', chainExists: () => false };
+
+/** Implements the extensions' {@link ParseEnv} itself, so parsing a rule allocates little. */
+class CommandParser implements ParseEnv {
+  private args: readonly string[] = NO_ARGS;
+  private env: CommandEnv = NO_ENV;
   private i = 0;
   private invert = false;
-  private command: CommandLetter | undefined;
+  private command: CommandLetter | undefined = undefined;
   private zero = false;
   private commandArgIndex = 0;
-  private chain: string | undefined;
-  private chainArgIndex: number | undefined;
-  private ruleNum: number | undefined;
-  private newName: string | undefined;
-  private policy: string | undefined;
-  private table: TableName;
+  private chain: string | undefined = undefined;
+  private chainArgIndex: number | undefined = undefined;
+  private ruleNum: number | undefined = undefined;
+  private newName: string | undefined = undefined;
+  private policy: string | undefined = undefined;
+  table: TableName = 'filter';
   private tableGiven = false;
-  private readonly options = new Set<string>();
-  /** argv index where each option letter was given, for final-check errors. */
-  private readonly optionAt = new Map<string, number>();
-  private srcText: string | undefined;
+  /** Option letters given so far, as OPT_BIT bits. */
+  private options = 0;
+  private srcText: string | undefined = undefined;
   private srcInvert = false;
   private srcArgIndex = 0;
-  private dstText: string | undefined;
+  private dstText: string | undefined = undefined;
   private dstInvert = false;
   private dstArgIndex = 0;
-  private inIface: IfaceMatch | undefined;
-  private outIface: IfaceMatch | undefined;
-  private proto: number | undefined;
-  private protoInvert = false;
-  private protoText: string | undefined;
+  private inIface: IfaceMatch | undefined = undefined;
+  private outIface: IfaceMatch | undefined = undefined;
+  proto: number | undefined = undefined;
+  protoInvert = false;
+  private protoText: string | undefined = undefined;
   private protoLoaded = false;
-  private fragment: { negate: boolean } | undefined;
-  private counters: Counters | undefined;
+  private fragment: { negate: boolean } | undefined = undefined;
+  private counters: Counters | undefined = undefined;
   /** Matches in load order: typed instances or verbatim unknown ones. */
-  private readonly matches: (LoadedExt<Match | null> | UnknownExt)[] = [];
-  private target: LoadedExt<Target> | UnknownExt | { readonly fixed: Target } | undefined;
+  private matches: (LoadedExt<Match | null> | UnknownExt)[] = [];
+  private target: LoadedExt<Target> | UnknownExt | { readonly fixed: Target } | undefined = undefined;
   private targetArgIndex = 0;
   /** The last verbatim extension loaded: unclaimed options go to it. */
-  private lastUnknown: UnknownExt | undefined;
-  private kernelRejects: string | undefined;
-  private readonly warnings: string[] = [];
-  private readonly parseEnv: ParseEnv;
+  private lastUnknown: UnknownExt | undefined = undefined;
+  private kernelRejects: string | undefined = undefined;
 
-  constructor(
-    private readonly args: readonly string[],
-    private readonly env: CommandEnv,
-  ) {
+  reset(args: readonly string[], env: CommandEnv): void {
+    this.args = args;
+    this.env = env;
+    this.i = 0;
+    this.invert = false;
+    this.command = undefined;
+    this.zero = false;
+    this.commandArgIndex = 0;
+    this.chain = undefined;
+    this.chainArgIndex = undefined;
+    this.ruleNum = undefined;
+    this.newName = undefined;
+    this.policy = undefined;
     this.table = env.table ?? 'filter';
-    // Extensions see the protocol and table as parsed so far, read live through getters.
-    const proto = (): number | undefined => this.proto;
-    const protoInvert = (): boolean => this.protoInvert;
-    const table = (): TableName => this.table;
-    const reject = (errno: string): void => {
-      this.kernelRejects ??= errno;
-    };
-    this.parseEnv = {
-      get proto() {
-        return proto();
-      },
-      get protoInvert() {
-        return protoInvert();
-      },
-      get table() {
-        return table();
-      },
-      rejectRule: reject,
-    };
+    this.tableGiven = false;
+    this.options = 0;
+    this.srcText = undefined;
+    this.srcInvert = false;
+    this.srcArgIndex = 0;
+    this.dstText = undefined;
+    this.dstInvert = false;
+    this.dstArgIndex = 0;
+    this.inIface = undefined;
+    this.outIface = undefined;
+    this.proto = undefined;
+    this.protoInvert = false;
+    this.protoText = undefined;
+    this.protoLoaded = false;
+    this.fragment = undefined;
+    this.counters = undefined;
+    this.matches = [];
+    this.target = undefined;
+    this.targetArgIndex = 0;
+    this.lastUnknown = undefined;
+    this.kernelRejects = undefined;
+  }
+
+  rejectRule(errno: string): void {
+    this.kernelRejects ??= errno;
   }
 
   parse(): ParsedCommand {
@@ -436,10 +480,10 @@ class CommandParser {
     this.invert = false;
     if (owner.type === 'target') {
       const t = this.target as LoadedExt<Target>;
-      t.instance.option(use, this.parseEnv);
+      t.instance.option(use, this);
     } else {
       const m = this.matches[owner.index] as LoadedExt<Match | null>;
-      m.instance.option(use, this.parseEnv);
+      m.instance.option(use, this);
     }
   }
 
@@ -467,9 +511,9 @@ class CommandParser {
   }
 
   private once(letter: string, at: number): void {
-    if (this.options.has(letter)) throw paramProblem(`multiple -${letter} flags not allowed`, at);
-    this.options.add(letter);
-    this.optionAt.set(letter, at);
+    const bit = OPT_BIT[letter] ?? 0;
+    if ((this.options & bit) !== 0) throw paramProblem(`multiple -${letter} flags not allowed`, at);
+    this.options |= bit;
   }
 
   private core(letter: string, value: string | undefined, at: number, shown: string): void {
@@ -575,9 +619,8 @@ class CommandParser {
       case 'j':
       case 'g':
         this.noInvert(letter, at);
-        if (this.options.has('j')) throw paramProblem('multiple -j flags not allowed', at);
-        this.options.add('j');
-        this.optionAt.set('j', at);
+        if ((this.options & (OPT_BIT['j'] ?? 0)) !== 0) throw paramProblem('multiple -j flags not allowed', at);
+        this.options |= OPT_BIT['j'] ?? 0;
         this.loadTarget(value ?? '', letter === 'g', at + 1);
         return;
       case 'm':
@@ -589,8 +632,7 @@ class CommandParser {
       case 'x':
       case '0':
         this.noInvert(letter, at);
-        this.options.add(letter);
-        this.optionAt.set(letter, at);
+        this.options |= OPT_BIT[letter] ?? 0;
         return;
       case 'c': {
         this.once(letter, at);
@@ -696,7 +738,7 @@ class CommandParser {
     const matches: Match[] = [];
     for (const m of this.matches) {
       if ('instance' in m) {
-        const done = finishAt(m, this.parseEnv);
+        const done = finishAt(m, this);
         if (done !== null) mergeMatch(matches, done);
       } else {
         matches.push({ kind: 'unknown', module: m.name, args: m.args });
@@ -706,7 +748,7 @@ class CommandParser {
     const t = this.target;
     if (t !== undefined) {
       if ('fixed' in t) target = t.fixed;
-      else if ('instance' in t) target = finishAt(t, this.parseEnv);
+      else if ('instance' in t) target = finishAt(t, this);
       else target = { kind: 'unknown', name: t.name, args: t.args };
     }
     if (this.env.ipsetExists !== undefined) {
@@ -717,21 +759,18 @@ class CommandParser {
       }
     }
 
-    const srcs = this.srcText === undefined ? [undefined] : parseAddresses(this.srcText, this.srcArgIndex);
-    const dsts = this.dstText === undefined ? [undefined] : parseAddresses(this.dstText, this.dstArgIndex);
+    const srcs = this.srcText === undefined ? NO_ADDRESS : parseAddresses(this.srcText, this.srcArgIndex);
+    const dsts = this.dstText === undefined ? NO_ADDRESS : parseAddresses(this.dstText, this.dstArgIndex);
 
     const cmdKey = (command === 'D' && this.ruleNum !== undefined) || (command === 'Z' && this.ruleNum !== undefined) ? `${command}NUM` : command;
-    const illegal = new Set((ILLEGAL[cmdKey === 'ZNUM' ? 'Z' : cmdKey] ?? '').split(' '));
+    let illegal = ILLEGAL[cmdKey === 'ZNUM' ? 'Z' : cmdKey] ?? 0;
     // With -L and -Z together an option is legal when either command allows it.
-    if (this.zero) {
-      const forZero = new Set((ILLEGAL['Z'] ?? '').split(' '));
-      for (const o of [...illegal]) if (!forZero.has(o)) illegal.delete(o);
-    }
-    for (const col of OPT_COLUMNS) {
-      const given = col === 's' ? this.srcText !== undefined : col === 'd' ? this.dstText !== undefined : this.options.has(col);
-      if (given && illegal.has(col)) {
-        const at = col === 's' ? this.srcArgIndex - 1 : col === 'd' ? this.dstArgIndex - 1 : this.optionAt.get(col);
-        throw paramProblem(`Illegal option \`${optName(col)}' with this command`, at);
+    if (this.zero) illegal &= ILLEGAL['Z'] ?? 0;
+    if ((this.options & illegal) !== 0) {
+      for (const col of OPT_COLUMNS) {
+        if ((this.options & illegal & (OPT_BIT[col] ?? 0)) !== 0) {
+          throw paramProblem(`Illegal option \`${optName(col)}' with this command`, this.wordOf(col));
+        }
       }
     }
     if (this.chain !== undefined && this.chain.length > CHAIN_NAME_MAX) {
@@ -740,10 +779,10 @@ class CommandParser {
     const ruleCommand = command === 'A' || command === 'I' || command === 'R' || command === 'C' || (command === 'D' && this.ruleNum === undefined);
     if (ruleCommand && this.chain !== undefined) {
       if ((this.chain === 'PREROUTING' || this.chain === 'INPUT') && this.outIface !== undefined) {
-        throw paramProblem(`Can't use -o with ${this.chain}\n`, this.optionAt.get('o'));
+        throw paramProblem(`Can't use -o with ${this.chain}\n`, this.wordOf('o'));
       }
       if ((this.chain === 'POSTROUTING' || this.chain === 'OUTPUT') && this.inIface !== undefined) {
-        throw paramProblem(`Can't use -i with ${this.chain}\n`, this.optionAt.get('i'));
+        throw paramProblem(`Can't use -i with ${this.chain}\n`, this.wordOf('i'));
       }
     }
     if (this.table === 'nat' && ((ruleCommand && target?.kind === 'DROP') || (command === 'P' && this.policy === 'DROP'))) {
@@ -755,31 +794,42 @@ class CommandParser {
 
     const rules: Rule[] = [];
     if (ruleCommand) {
-      for (const s of srcs) {
-        for (const d of dsts) {
-          const rule = this.buildRule(s, d, matches, target);
-          if (rule !== undefined) rules.push(rule);
-        }
-      }
+      if (srcs.length === 1 && dsts.length === 1) rules.push(this.buildRule(srcs[0], dsts[0], matches, target));
+      else for (const s of srcs) for (const d of dsts) rules.push(this.buildRule(s, d, matches, target));
     }
-    return {
+    const out: { -readonly [K in keyof ParsedCommand]: ParsedCommand[K] } = {
       command,
       zero: this.zero,
       table: this.table,
-      ...(this.chain !== undefined && { chain: this.chain }),
-      ...(this.ruleNum !== undefined && { ruleNum: this.ruleNum }),
-      ...(this.newName !== undefined && { newName: this.newName }),
-      ...(this.policy !== undefined && { policy: this.policy }),
       rules,
-      ...(this.kernelRejects !== undefined && { kernelRejects: this.kernelRejects }),
-      numeric: this.options.has('n'),
-      verbose: this.options.has('v'),
-      exact: this.options.has('x'),
-      lineNumbers: this.options.has('0'),
-      ...(this.chainArgIndex !== undefined && { chainArgIndex: this.chainArgIndex }),
-      ...(this.target !== undefined && { targetArgIndex: this.targetArgIndex }),
-      warnings: this.warnings,
+      numeric: (this.options & OPT_N) !== 0,
+      verbose: (this.options & OPT_V) !== 0,
+      exact: (this.options & OPT_X) !== 0,
+      lineNumbers: (this.options & OPT_LINE) !== 0,
+      warnings: NO_WARNINGS,
     };
+    if (this.chain !== undefined) out.chain = this.chain;
+    if (this.ruleNum !== undefined) out.ruleNum = this.ruleNum;
+    if (this.newName !== undefined) out.newName = this.newName;
+    if (this.policy !== undefined) out.policy = this.policy;
+    if (this.kernelRejects !== undefined) out.kernelRejects = this.kernelRejects;
+    if (this.chainArgIndex !== undefined) out.chainArgIndex = this.chainArgIndex;
+    if (this.target !== undefined) out.targetArgIndex = this.targetArgIndex;
+    return out;
+  }
+
+  /** argv index of the word giving option `col` (only for error messages, so a scan is fine). */
+  private wordOf(col: OptColumn): number | undefined {
+    const long = col === '0' ? '--line-numbers' : undefined;
+    for (let k = 0; k < this.args.length; k++) {
+      const w = this.args[k] as string;
+      if (w === long || (w.length >= 2 && w[0] === '-' && w[1] !== '-' && w.includes(col))) return k;
+      if (w.startsWith('--')) {
+        const opt = CORE_LONG.get(splitLong(w).name);
+        if (opt?.letter === col) return k;
+      }
+    }
+    return undefined;
   }
 
   /** argv index of the `--match-set` word of a set match, for error locations. */
@@ -791,28 +841,25 @@ class CommandParser {
     return undefined;
   }
 
-  private buildRule(s: Cidr | undefined, d: Cidr | undefined, matches: readonly Match[], target: Target | undefined): Rule | undefined {
-    const src = addrMatch(s, this.srcInvert);
-    const dst = addrMatch(d, this.dstInvert);
+  private buildRule(s: Cidr | undefined, d: Cidr | undefined, matches: readonly Match[], target: Target | undefined): Rule {
     // nf_tables cannot express "! -s 0.0.0.0/0" and the kernel refuses the rule.
     if ((s !== undefined && s.prefix === 0 && this.srcInvert) || (d !== undefined && d.prefix === 0 && this.dstInvert)) {
       this.kernelRejects ??= 'Invalid argument';
     }
-    const inIface = this.inIface !== undefined && !(this.inIface.name === '' && this.inIface.wildcard && !this.inIface.negate) ? this.inIface : undefined;
-    const outIface = this.outIface !== undefined && !(this.outIface.name === '' && this.outIface.wildcard && !this.outIface.negate) ? this.outIface : undefined;
-    const proto = this.proto !== undefined && this.proto !== 0 ? { proto: this.proto, negate: this.protoInvert } : undefined;
-    return {
-      ...(src && { src }),
-      ...(dst && { dst }),
-      ...(inIface && { inIface }),
-      ...(outIface && { outIface }),
-      ...(proto && { proto }),
-      ...(this.fragment && { fragment: this.fragment }),
-      matches,
-      ...(target && { target }),
-      ...(this.counters && { counters: this.counters }),
-    };
+    const rule: { -readonly [K in keyof Rule]: Rule[K] } = { matches };
+    if (s !== undefined && (s.prefix !== 0 || this.srcInvert)) rule.src = { cidr: s, negate: this.srcInvert };
+    if (d !== undefined && (d.prefix !== 0 || this.dstInvert)) rule.dst = { cidr: d, negate: this.dstInvert };
+    const i = this.inIface;
+    if (i !== undefined && !(i.name === '' && i.wildcard && !i.negate)) rule.inIface = i;
+    const o = this.outIface;
+    if (o !== undefined && !(o.name === '' && o.wildcard && !o.negate)) rule.outIface = o;
+    if (this.proto !== undefined && this.proto !== 0) rule.proto = { proto: this.proto, negate: this.protoInvert };
+    if (this.fragment !== undefined) rule.fragment = this.fragment;
+    if (target !== undefined) rule.target = target;
+    if (this.counters !== undefined) rule.counters = this.counters;
+    return rule;
   }
+
 }
 
 /** Modules a protocol loads implicitly, by protocol number. */
@@ -826,10 +873,6 @@ const PROTO_MODULES: ReadonlyMap<number, string> = new Map([
   [51, 'ah'],
 ]);
 
-function addrMatch(c: Cidr | undefined, negate: boolean): AddrMatch | undefined {
-  if (c === undefined || (c.prefix === 0 && !negate)) return undefined;
-  return { cidr: c, negate };
-}
 
 /**
  * nf_tables folds repeated tcp (or udp) matches into one expression set, which reads back as a

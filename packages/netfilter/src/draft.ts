@@ -9,7 +9,7 @@
  * (DNAT outside nat PREROUTING/OUTPUT, also through user chains), and jump loops reachable from a
  * built-in chain ("Too many links").
  */
-import { kernelRefused, refused, type Failure } from './failure.ts';
+import { kernelRefused, refused } from './failure.ts';
 import { targetModule } from './targets.ts';
 import { BUILTIN_CHAINS, type Chain, type Counters, type Hook, type Policy, type Rule, type Table, type TableName } from './types.ts';
 
@@ -32,10 +32,17 @@ function jumpTarget(rule: Rule): string | undefined {
   return t !== undefined && (t.kind === 'jump' || t.kind === 'goto') ? t.chain : undefined;
 }
 
+const HOOK_BIT: Readonly<Record<string, number>> = { PREROUTING: 1, INPUT: 2, FORWARD: 4, OUTPUT: 8, POSTROUTING: 16 };
+const ALL_HOOKS = 31;
+
 /** Hooks a rule may run from, when its target or a match limits them. */
 function ruleHooks(rule: Rule): readonly Hook[] | undefined {
-  let hooks: readonly Hook[] | undefined = rule.target !== undefined ? targetModule(rule.target.kind)?.hooks : undefined;
-  for (const m of rule.matches) {
+  const kind = rule.target?.kind;
+  let hooks: readonly Hook[] | undefined =
+    kind === 'DNAT' || kind === 'SNAT' || kind === 'MASQUERADE' || kind === 'REJECT' ? targetModule(kind)?.hooks : undefined;
+  const matches = rule.matches;
+  for (let k = 0; k < matches.length; k++) {
+    const m = matches[k] as Rule['matches'][number];
     if (m.kind !== 'addrtype') continue;
     const limit: readonly Hook[] | undefined = m.limitIfaceIn
       ? ['PREROUTING', 'INPUT', 'FORWARD']
@@ -54,6 +61,12 @@ export class TableDraft {
   readonly chains = new Map<string, DraftChain>();
   /** to-chain → from-chain → number of jump/goto rules; built on first use. */
   private refs: Map<string, Map<string, number>> | undefined;
+  /**
+   * When true, the hook and loop checks wait for {@link validateAll} (one pass at COMMIT); rule
+   * commands still check tables at once. iptables-restore uses this and replays the block with
+   * checks per rule only when the pass fails, to name the same line the kernel names.
+   */
+  deferHookChecks = false;
 
   private constructor(name: TableName, created: boolean) {
     this.name = name;
@@ -101,7 +114,7 @@ export class TableDraft {
       this.chains.set(hook, { name: hook, builtin: true, policy: 'ACCEPT', counters: ZERO, rules: [], owned: true });
     }
     this.created = false;
-    this.refs = new Map();
+    this.refs = undefined;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -403,34 +416,146 @@ export class TableDraft {
 
   /** The kernel's checks for adding `rule` to chain `c`. */
   private validate(c: DraftChain, rule: Rule, op: RuleOp): void {
-    const einval = (): Failure => kernelRefused(op, 'Invalid argument', `rule in chain ${c.name}`);
-    const tables = rule.target !== undefined ? targetModule(rule.target.kind)?.tables : undefined;
-    if (tables !== undefined && !tables.includes(this.name)) throw einval();
+    const target = rule.target;
+    if (target === undefined || target.kind === 'ACCEPT' || target.kind === 'DROP' || target.kind === 'RETURN') {
+      if (rule.matches.length === 0) return;
+    }
+    const tables = target !== undefined ? targetModule(target.kind)?.tables : undefined;
+    if (tables !== undefined && !tables.includes(this.name)) throw kernelRefused(op, 'Invalid argument', `rule in chain ${c.name}`);
+    if (this.deferHookChecks) return;
     const allowed = ruleHooks(rule);
     const to = jumpTarget(rule);
     if (allowed === undefined && to === undefined) return;
     const hooks = this.hooksOf(c.name);
-    if (allowed !== undefined) for (const h of hooks) if (!allowed.includes(h)) throw einval();
+    if (allowed !== undefined) for (const h of hooks) if (!allowed.includes(h)) throw kernelRefused(op, 'Invalid argument', `rule in chain ${c.name}`);
     if (to === undefined || hooks.size === 0) return;
     // A jump makes the target's subtree reachable from these hooks: check it, and look for loops.
-    const onPath = new Set<string>([c.name]);
+    const bad = this.checkSubtree(to, hooks, c.name);
+    if (bad !== undefined) throw kernelRefused(op, bad, `rule in chain ${c.name}`);
+  }
+
+  /**
+   * Walks the chains reachable from `start` (iteratively, so deep chains cannot overflow the
+   * stack): the errno of the first rule not allowed from `hooks`, or "Too many links" when a
+   * chain on the current path (or `origin`) is reached again. Undefined when all is well.
+   */
+  private checkSubtree(start: string, hooks: ReadonlySet<Hook>, origin: string | undefined): string | undefined {
+    const onPath = new Set<string>();
+    if (origin !== undefined) onPath.add(origin);
     const done = new Set<string>();
-    const visit = (name: string): void => {
-      if (onPath.has(name)) throw kernelRefused(op, 'Too many links', `rule in chain ${c.name}`);
-      if (done.has(name)) return;
+    const stack: { name: string; rules: readonly Rule[]; k: number }[] = [];
+    const enter = (name: string): string | undefined => {
+      if (onPath.has(name)) return 'Too many links';
+      if (done.has(name)) return undefined;
       const sub = this.chains.get(name);
-      if (sub === undefined) return;
+      if (sub === undefined) return undefined;
       onPath.add(name);
-      for (const r of sub.rules) {
-        const rh = ruleHooks(r);
-        if (rh !== undefined) for (const h of hooks) if (!rh.includes(h)) throw einval();
-        const next = jumpTarget(r);
-        if (next !== undefined) visit(next);
-      }
-      onPath.delete(name);
-      done.add(name);
+      stack.push({ name, rules: sub.rules, k: 0 });
+      return undefined;
     };
-    visit(to);
+    const first = enter(start);
+    if (first !== undefined) return first;
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1] as { name: string; rules: readonly Rule[]; k: number };
+      if (top.k >= top.rules.length) {
+        stack.pop();
+        onPath.delete(top.name);
+        done.add(top.name);
+        continue;
+      }
+      const r = top.rules[top.k++] as Rule;
+      const rh = ruleHooks(r);
+      if (rh !== undefined) for (const h of hooks) if (!rh.includes(h)) return 'Invalid argument';
+      const next = jumpTarget(r);
+      if (next !== undefined) {
+        const bad = enter(next);
+        if (bad !== undefined) return bad;
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * The deferred hook and loop checks over the whole table in one pass: true when every rule
+   * reachable from a built-in chain is allowed there and no loop is reachable. Hook sets spread
+   * from the built-in chains along jumps as bit masks; a three-colour walk finds loops.
+   */
+  validateAll(): boolean {
+    const names = [...this.chains.keys()];
+    const index = new Map<string, number>();
+    names.forEach((n, k) => index.set(n, k));
+    const count = names.length;
+    const edges: number[][] = new Array<number[]>(count);
+    const allowed = new Int32Array(count).fill(ALL_HOOKS);
+    for (let k = 0; k < count; k++) {
+      const out: number[] = [];
+      const rules = (this.chains.get(names[k] as string) as DraftChain).rules;
+      for (let r = 0; r < rules.length; r++) {
+        const rule = rules[r] as Rule;
+        const to = jumpTarget(rule);
+        if (to !== undefined) {
+          const t = index.get(to);
+          if (t !== undefined) out.push(t);
+        }
+        const rh = ruleHooks(rule);
+        if (rh !== undefined) {
+          let mask = 0;
+          for (const h of rh) mask |= HOOK_BIT[h] ?? 0;
+          allowed[k] = (allowed[k] as number) & mask;
+        }
+      }
+      edges[k] = out;
+    }
+    const hooks = new Int32Array(count);
+    const queue: number[] = [];
+    for (const hook of BUILTIN_CHAINS[this.name]) {
+      const k = index.get(hook);
+      if (k === undefined) continue;
+      hooks[k] = (hooks[k] as number) | (HOOK_BIT[hook] ?? 0);
+      queue.push(k);
+    }
+    while (queue.length > 0) {
+      const k = queue.pop() as number;
+      const mask = hooks[k] as number;
+      for (const t of edges[k] as number[]) {
+        if (((hooks[t] as number) | mask) !== hooks[t]) {
+          hooks[t] = (hooks[t] as number) | mask;
+          queue.push(t);
+        }
+      }
+    }
+    for (let k = 0; k < count; k++) if (((hooks[k] as number) & ~(allowed[k] as number)) !== 0) return false;
+    // Loops among chains reachable from a built-in chain (colour 1: on the path, 2: done).
+    const colour = new Uint8Array(count);
+    const stackNode: number[] = [];
+    const stackEdge: number[] = [];
+    for (let root = 0; root < count; root++) {
+      if (hooks[root] === 0 || colour[root] !== 0) continue;
+      colour[root] = 1;
+      stackNode.push(root);
+      stackEdge.push(0);
+      while (stackNode.length > 0) {
+        const top = stackNode.length - 1;
+        const k = stackNode[top] as number;
+        const e = stackEdge[top] as number;
+        const out = edges[k] as number[];
+        if (e >= out.length) {
+          colour[k] = 2;
+          stackNode.pop();
+          stackEdge.pop();
+          continue;
+        }
+        stackEdge[top] = e + 1;
+        const t = out[e] as number;
+        if (colour[t] === 1) return false;
+        if (colour[t] === 0) {
+          colour[t] = 1;
+          stackNode.push(t);
+          stackEdge.push(0);
+        }
+      }
+    }
+    return true;
   }
 }
 

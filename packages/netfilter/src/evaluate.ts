@@ -337,7 +337,7 @@ function walkTable(ct: CompiledTable, hook: Hook, w: Walk, trace: EvalTraceEntry
   }
 }
 
-const NO_TRACE: readonly EvalTraceEntry[] = [];
+const NO_TRACE: readonly EvalTraceEntry[] = Object.freeze([]);
 
 function result(verdict: Verdict, w: Walk, trace: EvalTraceEntry[] | null): EvalResult {
   const t = trace ?? NO_TRACE;

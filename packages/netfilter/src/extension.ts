@@ -59,11 +59,14 @@ export interface ExtensionInstance<T> {
 /** Option lookup for one extension: exact names and aliases, then unambiguous prefixes. */
 export class OptionTable {
   readonly specs: readonly OptionSpec[];
+  /** Position of each spec, for bit sets of options seen. */
+  readonly index = new Map<OptionSpec, number>();
   private readonly byName = new Map<string, OptionSpec>();
   private readonly allNames: string[] = [];
 
   constructor(specs: readonly OptionSpec[]) {
     this.specs = specs;
+    specs.forEach((s, k) => this.index.set(s, k));
     for (const s of specs) {
       this.byName.set(s.name, s);
       this.allNames.push(s.name);
@@ -96,25 +99,33 @@ export class OptionTable {
  * unless `multi`, `!` only where allowed, with the framework's messages.
  */
 export class OptionTracker {
-  private readonly seen = new Set<string>();
-  constructor(private readonly ext: string) {}
+  /** Options seen, as bits by their position in the table. */
+  private seen = 0;
+  constructor(
+    private readonly ext: string,
+    private readonly table: OptionTable,
+  ) {}
 
   use(use: OptionUse, spec: OptionSpec): void {
-    if (!spec.multi && this.seen.has(spec.name)) {
+    const bit = 1 << (this.table.index.get(spec) ?? 31);
+    if (!spec.multi && (this.seen & bit) !== 0) {
       throw paramProblem(`${this.ext}: option "--${spec.name}" can only be used once.\n`, use.argIndex);
     }
     if (use.invert && !spec.invert) {
       throw paramProblem(`${this.ext}: option "--${spec.name}" cannot be inverted.\n`, use.argIndex);
     }
-    this.seen.add(spec.name);
+    this.seen |= bit;
   }
 
   has(name: string): boolean {
-    return this.seen.has(name);
+    const spec = this.table.exact(name);
+    return spec !== undefined && (this.seen & (1 << (this.table.index.get(spec) ?? 31))) !== 0;
   }
 
   get count(): number {
-    return this.seen.size;
+    let n = 0;
+    for (let b = this.seen; b !== 0; b &= b - 1) n++;
+    return n;
   }
 
   /** The framework's message for a mandatory option that was not given. */

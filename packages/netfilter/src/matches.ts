@@ -226,7 +226,7 @@ register({
   name: 'icmp',
   options: ICMP_OPTIONS,
   create() {
-    const t: OptionTracker = new OptionTracker('icmp');
+    const t: OptionTracker = new OptionTracker('icmp', ICMP_OPTIONS);
     let icmp: Extract<Match, { kind: 'icmp' }>['icmp'] | undefined;
     return {
       name: 'icmp',
@@ -326,7 +326,7 @@ register({
   name: 'comment',
   options: COMMENT_OPTIONS,
   create() {
-    const t: OptionTracker = new OptionTracker('comment');
+    const t: OptionTracker = new OptionTracker('comment', COMMENT_OPTIONS);
     let comment: string | undefined;
     return {
       name: 'comment',
@@ -367,7 +367,7 @@ register({
   name: 'mark',
   options: MARK_OPTIONS,
   create() {
-    const t: OptionTracker = new OptionTracker('mark');
+    const t: OptionTracker = new OptionTracker('mark', MARK_OPTIONS);
     let m: Extract<Match, { kind: 'mark' }> | undefined;
     return {
       name: 'mark',
@@ -427,7 +427,7 @@ register({
   name: 'conntrack',
   options: CONNTRACK_OPTIONS,
   create() {
-    const t: OptionTracker = new OptionTracker('conntrack');
+    const t: OptionTracker = new OptionTracker('conntrack', CONNTRACK_OPTIONS);
     let ctstate: Extract<Match, { kind: 'conntrack' }>['ctstate'];
     const extras = new Map<string, { negate: boolean; value: string }>();
     return {
@@ -464,7 +464,7 @@ register({
   name: 'state',
   options: STATE_OPTIONS,
   create() {
-    const t: OptionTracker = new OptionTracker('state');
+    const t: OptionTracker = new OptionTracker('state', STATE_OPTIONS);
     let m: Extract<Match, { kind: 'state' }> | undefined;
     return {
       name: 'state',
@@ -511,7 +511,7 @@ register({
   name: 'addrtype',
   options: ADDRTYPE_OPTIONS,
   create() {
-    const t: OptionTracker = new OptionTracker('addrtype');
+    const t: OptionTracker = new OptionTracker('addrtype', ADDRTYPE_OPTIONS);
     let src: AddrTypeSel | undefined;
     let dst: AddrTypeSel | undefined;
     return {
@@ -606,7 +606,7 @@ register({
   name: 'statistic',
   options: STATISTIC_OPTIONS,
   create() {
-    const t: OptionTracker = new OptionTracker('statistic');
+    const t: OptionTracker = new OptionTracker('statistic', STATISTIC_OPTIONS);
     let mode: 'random' | 'nth' | undefined;
     let probability: { text: string; threshold31: number } | undefined;
     let every: number | undefined;
@@ -746,7 +746,7 @@ register({
   name: 'iprange',
   options: IPRANGE_OPTIONS,
   create() {
-    const t: OptionTracker = new OptionTracker('iprange');
+    const t: OptionTracker = new OptionTracker('iprange', IPRANGE_OPTIONS);
     let srcRange: Extract<Match, { kind: 'iprange' }>['srcRange'];
     let dstRange: Extract<Match, { kind: 'iprange' }>['dstRange'];
     return {

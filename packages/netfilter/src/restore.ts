@@ -11,7 +11,7 @@
  *   optionally prefixed by `[packets:bytes]` counters that apply only with `--counters`.
  */
 import { applyCommand, DraftSet } from './apply.ts';
-import { parseCommand } from './command.ts';
+import { parseCommand, type CommandEnv } from './command.ts';
 import { NetfilterError, type NetfilterErrorCode } from './errors.ts';
 import { DEFAULT_IPTABLES_VERSION, Failure, restoreStderr, type IptablesVersion } from './failure.ts';
 import { isBuiltinChain, isTableName } from './ruleset.ts';
@@ -92,14 +92,28 @@ class Restorer {
   private table: TableName | undefined;
   /** A jump to a chain missing when its line was read: reported at COMMIT, as the kernel does. */
   private missingJump: string | undefined;
-  private readonly ipsets: Set<string> | undefined;
+
+  /** The command environment, made once: it reads the current table's draft. */
+  private readonly env: CommandEnv & { table: TableName };
 
   constructor(
     ruleset: Ruleset,
     private readonly opts: RestoreOptions,
   ) {
     this.drafts = new DraftSet(ruleset);
-    this.ipsets = opts.ipsets === undefined ? undefined : new Set(opts.ipsets);
+    const ipsets = opts.ipsets === undefined ? undefined : new Set(opts.ipsets);
+    const drafts = this.drafts;
+    const env = {
+      mode: 'restore' as const,
+      table: 'filter' as TableName,
+      chainExists: (table: TableName, name: string): boolean => drafts.get(table).hasUserChain(name),
+      acceptMissingChain: (name: string): boolean => {
+        this.missingJump ??= name;
+        return true;
+      },
+      ...(ipsets !== undefined && { ipsetExists: (name: string): boolean => ipsets.has(name) }),
+    };
+    this.env = env;
   }
 
   get committed(): Ruleset {
@@ -108,18 +122,43 @@ class Restorer {
 
   run(text: string): Ruleset {
     const lines = splitLines(text);
+    this.lines(lines, 0, true);
+    if (this.table !== undefined) {
+      const f = bareFailure(`COMMIT expected at line ${lines.length + 1}`);
+      throw new LocatedFailure(f, lines.length + 1, 1, '', `iptables-restore: COMMIT expected at line ${lines.length + 1}\n`);
+    }
+    return this.drafts.committed;
+  }
+
+  /**
+   * Reads lines from index `from` on. With `defer`, a table's hook and loop checks run once at
+   * its COMMIT; when they fail, the block is read again with checks per rule, so the error names
+   * the line the real tool names. Without `defer`, reading stops after the next COMMIT.
+   */
+  private lines(lines: readonly LineInfo[], from: number, defer: boolean): void {
     const version = this.opts.version ?? DEFAULT_IPTABLES_VERSION;
-    for (let k = 0; k < lines.length; k++) {
+    let blockStart = from;
+    for (let k = from; k < lines.length; k++) {
       const { text: line, endsWithNewline } = lines[k] as LineInfo;
       const lineNo = k + 1;
       if (line === '' || line.charCodeAt(0) === 35 /* # */) continue;
       const c0 = line.charCodeAt(0);
       if (this.table !== undefined && line === 'COMMIT') {
+        const d = this.drafts.get(this.table);
+        if (defer && !d.validateAll()) {
+          // Read the block again from its table line, checking every rule as the kernel does.
+          this.table = undefined;
+          this.lines(lines, blockStart, false);
+          continue;
+        }
         this.commit(lineNo);
+        if (!defer) return;
         continue;
       }
       if (c0 === 42 /* * */ && this.table === undefined) {
+        blockStart = k;
         this.startTable(line, lineNo);
+        this.drafts.get(this.table as unknown as TableName).deferHookChecks = defer;
         continue;
       }
       if (c0 === 58 /* : */ && this.table !== undefined) {
@@ -128,11 +167,6 @@ class Restorer {
       }
       this.commandLine(line, endsWithNewline, lineNo, version);
     }
-    if (this.table !== undefined) {
-      const f = bareFailure(`COMMIT expected at line ${lines.length + 1}`);
-      throw new LocatedFailure(f, lines.length + 1, 1, '', `iptables-restore: COMMIT expected at line ${lines.length + 1}\n`);
-    }
-    return this.drafts.committed;
   }
 
   private startTable(line: string, lineNo: number): void {
@@ -154,7 +188,9 @@ class Restorer {
     if (this.missingJump !== undefined) {
       throw new LocatedFailure(new Failure('param', `Chain '${this.missingJump}' does not exist`), lineNo, 1, 'COMMIT');
     }
-    this.drafts.commit(this.table as TableName);
+    const name = this.table as TableName;
+    this.drafts.get(name).deferHookChecks = false;
+    this.drafts.commit(name);
     this.table = undefined;
   }
 
@@ -237,25 +273,9 @@ class Restorer {
     const table = this.table;
     const d = this.drafts.get(table);
     const argv = prefix.length > 0 ? [...prefix, ...words] : words;
-    const locate = (f: Failure): LocatedFailure => {
-      const idx = f.argIndex === undefined ? undefined : f.argIndex - prefix.length;
-      if (idx !== undefined && idx >= 0 && idx < words.length) {
-        return new LocatedFailure(f, lineNo, (columns[idx] ?? 1) + offset, words[idx] as string);
-      }
-      if (idx !== undefined && idx < 0) return new LocatedFailure(f, lineNo, 1, line.slice(0, offset));
-      return new LocatedFailure(f, lineNo, (columns[0] ?? 1) + offset, words[0] ?? '');
-    };
     try {
-      const cmd = parseCommand(argv, {
-        mode: 'restore',
-        table,
-        chainExists: (_t, name) => d.hasUserChain(name),
-        acceptMissingChain: (name) => {
-          this.missingJump ??= name;
-          return true;
-        },
-        ...(this.ipsets !== undefined && { ipsetExists: (name: string) => (this.ipsets as Set<string>).has(name) }),
-      });
+      this.env.table = table;
+      const cmd = parseCommand(argv, this.env);
       try {
         applyCommand(d, cmd, version);
       } catch (e) {
@@ -266,8 +286,13 @@ class Restorer {
         throw e;
       }
     } catch (e) {
-      if (e instanceof Failure) throw locate(e);
-      throw e;
+      if (!(e instanceof Failure)) throw e;
+      const idx = e.argIndex === undefined ? undefined : e.argIndex - prefix.length;
+      if (idx !== undefined && idx >= 0 && idx < words.length) {
+        throw new LocatedFailure(e, lineNo, (columns[idx] ?? 1) + offset, words[idx] as string);
+      }
+      if (idx !== undefined && idx < 0) throw new LocatedFailure(e, lineNo, 1, line.slice(0, offset));
+      throw new LocatedFailure(e, lineNo, (columns[0] ?? 1) + offset, words[0] ?? '');
     }
   }
 }

@@ -66,7 +66,7 @@ register({
   tables: ['filter'],
   hooks: ['INPUT', 'FORWARD', 'OUTPUT'],
   create() {
-    const t: OptionTracker = new OptionTracker('REJECT');
+    const t: OptionTracker = new OptionTracker('REJECT', REJECT_OPTIONS);
     let withType: RejectWith = 'icmp-port-unreachable';
     return {
       name: 'REJECT',
@@ -163,7 +163,7 @@ register({
   tables: ['nat'],
   hooks: ['PREROUTING', 'OUTPUT'],
   create() {
-    const t: OptionTracker = new OptionTracker('DNAT');
+    const t: OptionTracker = new OptionTracker('DNAT', DNAT_OPTIONS);
     let to: NatRange | undefined;
     return {
       name: 'DNAT',
@@ -193,7 +193,7 @@ register({
   tables: ['nat'],
   hooks: ['POSTROUTING', 'INPUT'],
   create() {
-    const t: OptionTracker = new OptionTracker('SNAT');
+    const t: OptionTracker = new OptionTracker('SNAT', SNAT_OPTIONS);
     let to: NatRange | undefined;
     return {
       name: 'SNAT',
@@ -222,7 +222,7 @@ register({
   tables: ['nat'],
   hooks: ['POSTROUTING'],
   create() {
-    const t: OptionTracker = new OptionTracker('MASQUERADE');
+    const t: OptionTracker = new OptionTracker('MASQUERADE', MASQUERADE_OPTIONS);
     let toPorts: PortRange | undefined;
     return {
       name: 'MASQUERADE',
@@ -282,7 +282,7 @@ register({
   name: 'MARK',
   options: MARK_OPTIONS,
   create() {
-    const t: OptionTracker = new OptionTracker('MARK');
+    const t: OptionTracker = new OptionTracker('MARK', MARK_OPTIONS);
     let op: string | undefined;
     let vm: { value: number; mask: number } | undefined;
     return {
@@ -319,7 +319,7 @@ register({
   name: 'CONNMARK',
   options: CONNMARK_OPTIONS,
   create() {
-    const t: OptionTracker = new OptionTracker('CONNMARK');
+    const t: OptionTracker = new OptionTracker('CONNMARK', CONNMARK_OPTIONS);
     let op: string | undefined;
     let vm = { value: 0, mask: 0 };
     let nfmask = 0xffffffff;
@@ -374,7 +374,7 @@ register({
   name: 'LOG',
   options: LOG_OPTIONS,
   create() {
-    const t: OptionTracker = new OptionTracker('LOG');
+    const t: OptionTracker = new OptionTracker('LOG', LOG_OPTIONS);
     let prefix: string | undefined;
     let level = 4;
     return {
@@ -418,7 +418,7 @@ register({
   name: 'NFLOG',
   options: NFLOG_OPTIONS,
   create() {
-    const t: OptionTracker = new OptionTracker('NFLOG');
+    const t: OptionTracker = new OptionTracker('NFLOG', NFLOG_OPTIONS);
     let group = 0;
     let prefix = '';
     let size: number | undefined;
@@ -494,7 +494,7 @@ register({
   options: CT_OPTIONS,
   tables: ['raw'],
   create() {
-    const t: OptionTracker = new OptionTracker('CT');
+    const t: OptionTracker = new OptionTracker('CT', CT_OPTIONS);
     const args: string[] = [];
     return {
       name: 'CT',

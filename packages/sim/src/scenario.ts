@@ -108,8 +108,8 @@ export interface TimedAction {
 
 /** A periodic probe run through the datapath. */
 export type ProbeSpec =
-  /** A load balancer health-checks every node port the NodePortLocal annotations publish. */
-  | { readonly kind: 'npl-health'; readonly everyMs: number }
+  /** A load balancer health-checks every node port the NodePortLocal annotations publish (annotation default `nodeportlocal.antrea.io`). */
+  | { readonly kind: 'npl-health'; readonly everyMs: number; readonly annotation?: string }
   /** A load balancer health-checks a NodePort on every node. */
   | { readonly kind: 'nodeport-health'; readonly service: string; readonly namespace?: string; readonly everyMs: number }
   /** Every running Pod opens a connection to an external host (egress through masquerade). */

@@ -31,7 +31,9 @@ import {
   type Ruleset,
   type UnknownPolicy,
 } from '@netsim/netfilter';
+import { isKernelError } from '@netsim/kernel';
 import { formatPacketSpec, PacketSpecError, parsePacketSpec } from '../packetSpec.ts';
+import { formatHostTraceReport, HostTraceInputError, hostTraceJson, runHostTrace } from './traceHost.ts';
 
 /** A bad command line or input file: printed as `netsim trace: …`, exit status 2. */
 export class TraceInputError extends Error {
@@ -39,7 +41,10 @@ export class TraceInputError extends Error {
 }
 
 export interface TraceOptions {
-  readonly ruleset: string;
+  /** Required unless `host` is given. */
+  readonly ruleset?: string;
+  /** A host file: trace through the whole host (see traceHost.ts) instead of one hook's tables. */
+  readonly host?: string;
   readonly packet: string;
   readonly hook?: Hook;
   readonly localAddress: readonly string[];
@@ -241,6 +246,7 @@ export interface TraceRun {
 
 /** Loads the inputs, walks the packet, and returns everything the printers need. */
 export function runTrace(o: TraceOptions): TraceRun {
+  if (o.ruleset === undefined) throw new TraceInputError('give --ruleset FILE (one hook of a dump) or --host FILE (a whole host)');
   let text: string;
   try {
     text = readFileSync(o.ruleset === '-' ? 0 : o.ruleset, 'utf8');
@@ -342,7 +348,8 @@ function intArg(name: string): (v: string) => number {
 export function traceCommand(): Command {
   return new Command('trace')
     .description('trace a packet through the netfilter tables of one hook of an iptables-save dump')
-    .requiredOption('--ruleset <file>', 'iptables-save output to load ("-" for stdin)')
+    .option('--ruleset <file>', 'iptables-save output to load ("-" for stdin)')
+    .option('--host <file>', 'a host file (interfaces, addresses, routes, sysctls, sockets, ruleset): trace through the whole host, see docs/datapath.md')
     .requiredOption('--packet <spec>', 'the packet: "tcp SRC:SPORT > DST:DPORT [in IFACE] [out IFACE] [flags SYN,ACK] [mark N]"')
     .addOption(new Option('--hook <hook>', 'the hook to walk (default: PREROUTING for a packet with "in", else OUTPUT)').choices([...HOOKS]))
     .option('--local-address <addr...>', "the host's own addresses, as ADDR or ADDR@IFACE (addrtype LOCAL); 127.0.0.0/8 always is", [])
@@ -357,10 +364,16 @@ export function traceCommand(): Command {
     .option('--json', 'print one JSON object: verdict, nat, matched rules and the full trace', false)
     .action((opts: TraceOptions) => {
       try {
+        if (opts.host !== undefined) {
+          if (opts.ruleset !== undefined) throw new TraceInputError('--host takes the ruleset from the host file; drop --ruleset');
+          const run = runHostTrace({ host: opts.host, packet: opts.packet, seed: opts.seed, ...(opts.mark !== undefined ? { mark: opts.mark } : {}) });
+          process.stdout.write(opts.json ? `${JSON.stringify(hostTraceJson(run), null, 2)}\n` : formatHostTraceReport(run, opts.seed));
+          return;
+        }
         const run = runTrace(opts);
         process.stdout.write(opts.json ? `${JSON.stringify(traceJson(run), null, 2)}\n` : formatTraceReport(run, opts));
       } catch (e) {
-        if (e instanceof TraceInputError || e instanceof PacketSpecError || isNetfilterError(e)) {
+        if (e instanceof TraceInputError || e instanceof HostTraceInputError || e instanceof PacketSpecError || isNetfilterError(e) || isKernelError(e)) {
           process.stderr.write(`netsim trace: ${e.message}\n`);
           process.exitCode = 2;
           return;

@@ -1,0 +1,79 @@
+/**
+ * Known disagreements: each is a pattern a case must contain, the reason (with the evidence) and
+ * who should act. A disagreement counts as known only when its case has the pattern and, where
+ * the lab can also run iptables-legacy, the same case on iptables-legacy agrees with netsim (so
+ * the difference lies in iptables-nft's translation, not in netsim). Everything else is a new
+ * disagreement and fails the default run.
+ */
+import { rewriteToRangeStart, TABLE_NAMES, type Rule, type Ruleset } from '@netsim/netfilter';
+import type { NfCase } from './generate.ts';
+import { changesTuple, predict } from './pathModel.ts';
+import { TOPOLOGY } from './topology.ts';
+
+export interface KnownDisagreement {
+  readonly id: string;
+  readonly title: string;
+  /** Why the kernel and netsim differ, with the evidence, in full sentences. */
+  readonly reason: string;
+  /** The case contains what causes it. */
+  applies(c: NfCase): boolean;
+  /** Confirmed when the same case on iptables-legacy agrees with netsim. */
+  readonly legacyAgrees: boolean;
+}
+
+function anyRule(rs: Ruleset, pred: (r: Rule) => boolean): boolean {
+  for (const t of TABLE_NAMES) for (const chain of Object.values(rs.tables[t].chains)) if (chain.rules.some(pred)) return true;
+  return false;
+}
+
+export const KNOWN_DISAGREEMENTS: readonly KnownDisagreement[] = [
+  {
+    id: 'nft-inverted-port-pair',
+    title: 'iptables-nft 1.8.9 merges `! --sport A ! --dport B` into one compare',
+    reason:
+      'iptables-nft (1.8.9, Debian 12) translates a tcp/udp match whose source and destination ports are both single ' +
+      'and both negated into one 32-bit payload compare, `(sport, dport) != (A, B)` (seen with `nft --debug=netlink ' +
+      'list ruleset`: `payload load 4b @ transport header + 0`, `cmp neq`), so the rule matches when either port ' +
+      'differs. The xt_tcp/xt_udp match that iptables-legacy loads, and the documented meaning, need both to differ; ' +
+      'netsim follows that, and iptables-legacy agrees with netsim on these cases. Nothing to fix in netsim.',
+    applies: (c) =>
+      anyRule(c.ruleset, (r) =>
+        r.matches.some(
+          (m) =>
+            (m.kind === 'tcp' || m.kind === 'udp') &&
+            m.sport !== undefined &&
+            m.dport !== undefined &&
+            m.sport.negate &&
+            m.dport.negate &&
+            m.sport.range.from === m.sport.range.to &&
+            m.dport.range.from === m.dport.range.to,
+        ),
+      ),
+    legacyAgrees: true,
+  },
+  {
+    id: 'eval-null-dnat-sets-ctstate-dnat',
+    title: 'evaluateHook marks `--ctstate DNAT` after a DNAT that leaves the packet unchanged',
+    reason:
+      'In OUTPUT the filter table runs after nat. When nat OUTPUT DNATs a packet to its own destination (same ' +
+      'address, and same port or none given), the kernel makes a null binding: nf_nat_setup_info sets IPS_DST_NAT ' +
+      'only when the new tuple differs from the current one, so filter OUTPUT sees `--ctstate DNAT` false. netsim\'s ' +
+      'evaluateHook (packages/netfilter/src/evaluate.ts) sets the DNAT state bit whenever the nat table returned a ' +
+      'DNAT, so `--ctstate DNAT` matches (and `! --ctstate DNAT` fails). Owner: @netsim/netfilter (evaluateHook); the ' +
+      'same rule applies to the `dnat`/`snat` flags @netsim/kernel passes in ConntrackView. iptables-legacy behaves like ' +
+      'iptables-nft here: this is netsim\'s to fix.',
+    applies: (c) => {
+      if (c.injection.kind !== 'local') return false;
+      const usesCtDnat = anyRule(c.ruleset, (r) => r.matches.some((m) => m.kind === 'conntrack' && m.ctstate?.states.includes('DNAT') === true));
+      if (!usesCtDnat) return false;
+      const out = predict(c.ruleset, c.injection, TOPOLOGY).steps.find((s) => s.hook === 'OUTPUT');
+      return out?.result.nat?.kind === 'DNAT' && !changesTuple(out.packet, rewriteToRangeStart(out.packet, out.result.nat));
+    },
+    legacyAgrees: false,
+  },
+];
+
+/** The known disagreements whose pattern `c` contains. */
+export function knownCandidates(c: NfCase): KnownDisagreement[] {
+  return KNOWN_DISAGREEMENTS.filter((k) => k.applies(c));
+}
