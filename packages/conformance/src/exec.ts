@@ -47,7 +47,7 @@ export function run(file: string, args: readonly string[], opts: RunOptions = {}
   }
 }
 
-let nsenter: string | null | undefined;
+let nsenter: string | null | undefined; // tidy-allow: where nsenter lives on this machine, looked up once
 
 /**
  * Runs a command inside a named network namespace: `nsenter --net` when present (it only switches

@@ -63,7 +63,7 @@ export function deleteNetns(name: string): void {
   }
 }
 
-let sequence = 0;
+let sequence = 0; // tidy-allow: namespace names must be unique per process, not per lab
 
 /** A fresh name prefix for one lab of this process: `ncf-<pid>-<n>`. */
 export function nextPrefix(): string {
@@ -71,7 +71,7 @@ export function nextPrefix(): string {
 }
 
 const owned = new Set<string>();
-let handlersInstalled = false;
+let handlersInstalled = false; // tidy-allow: signal handlers belong to the process; install them once
 
 function cleanupAll(): void {
   for (const name of [...owned].sort()) {
