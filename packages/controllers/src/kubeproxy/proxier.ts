@@ -87,11 +87,14 @@ class Lines {
   }
 }
 
-/** A stale UDP endpoint to clean from conntrack. */
+/** A UDP endpoint that went away: its flows must be cleared from conntrack. */
 export interface StaleUdpEndpoint {
   readonly service: ServicePortInfo;
   readonly endpoint: EndpointInfo;
 }
+
+/** conntrack-tools' message when `-D` matched nothing: not an error for kube-proxy. */
+const NO_CONNECTION_TO_DELETE = '0 flow entries have been deleted';
 
 export class Proxier {
   readonly ctx: ControllerContext;
@@ -189,11 +192,15 @@ export class Proxier {
     const updated = new Set<string>();
     for (const [nn, fp] of fingerprints) if (this.#lastFingerprints.get(nn) !== fp) updated.add(nn);
     const stale: StaleUdpEndpoint[] = [];
-    for (const [key, prevEps] of this.#lastEndpoints) {
-      const svc = svcPortMap.get(key);
-      if (svc?.protocol !== 'udp') continue;
-      const cur = new Set((endpointsMap.get(key) ?? []).map((e) => e.str));
+    const newlyServed: ServicePortInfo[] = [];
+    for (const svc of svcPortMap.values()) {
+      if (svc.protocol !== 'udp') continue;
+      const prevEps = this.#lastEndpoints.get(svc.key) ?? [];
+      const curEps = endpointsMap.get(svc.key) ?? [];
+      const cur = new Set(curEps.map((e) => e.str));
       for (const e of prevEps) if (!cur.has(e.str)) stale.push({ service: svc, endpoint: e });
+      // A Service that had no endpoints left REJECT entries in conntrack: clear them once it has some.
+      if (prevEps.length === 0 && curEps.length > 0) newlyServed.push(svc);
     }
     this.#lastFingerprints = fingerprints;
     this.#lastEndpoints = endpointsMap;
@@ -214,13 +221,32 @@ export class Proxier {
     }
     this.#needFullSync = false;
     if (doFullSync) this.#lastFullSyncMs = now;
-    if (stale.length > 0) this.cleanStaleUdpEntries(stale);
+    // Finish housekeeping: UDP only. TCP flows keep their DNAT until they end.
+    await this.deleteStaleServiceConntrackEntries(newlyServed);
+    await this.deleteEndpointConnections(stale);
     return true;
   }
 
-  /** Called after a successful sync with the UDP endpoints that went away. */
-  cleanStaleUdpEntries(stale: readonly StaleUdpEndpoint[]): void {
-    this.ctx.log.debug('UDP endpoints gone: their conntrack entries must be cleared', { endpoints: stale.map((s) => `${s.service.nameString} -> ${s.endpoint.str}`) });
+  /** One `conntrack -D`; "nothing to delete" is fine, other failures are logged. */
+  async #conntrackDelete(argv: readonly string[]): Promise<void> {
+    const r = await this.ctx.conntrack.run(['-D', ...argv]);
+    if (r.exitCode !== 0 && !r.stderr.includes(NO_CONNECTION_TO_DELETE)) this.ctx.log.error('Failed to delete conntrack entries', { argv: argv.join(' '), error: r.stderr.trim() });
+  }
+
+  /** Flows of a UDP Service that had no endpoints were rejected: clear them now that it has some. */
+  async deleteStaleServiceConntrackEntries(services: readonly ServicePortInfo[]): Promise<void> {
+    for (const svc of services) {
+      await this.#conntrackDelete(['--orig-dst', svc.clusterIP, '-p', 'udp']);
+      if (svc.nodePort !== 0) await this.#conntrackDelete(['-p', 'udp', '--dport', String(svc.nodePort)]);
+    }
+  }
+
+  /** Flows DNATed to a UDP endpoint that went away would keep going there: delete them. */
+  async deleteEndpointConnections(stale: readonly StaleUdpEndpoint[]): Promise<void> {
+    for (const { service, endpoint } of stale) {
+      if (service.nodePort !== 0) await this.#conntrackDelete(['-p', 'udp', '--dport', String(service.nodePort), '--dst-nat', endpoint.ip]);
+      await this.#conntrackDelete(['--orig-dst', service.clusterIP, '--dst-nat', endpoint.ip, '-p', 'udp']);
+    }
   }
 
   async #buildRestoreData(svcPortMap: Map<string, ServicePortInfo>, endpointsMap: Map<string, EndpointInfo[]>, doFullSync: boolean, updated: ReadonlySet<string>): Promise<string> {
