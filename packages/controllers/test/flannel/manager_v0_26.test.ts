@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { World, story, type Controller, type ControllerContext } from '@netsim/sim';
 import { MASQ_CHAIN, flannel } from '../../src/index.ts';
 import { argvOf, chainLines, fieldOf } from '../helpers.ts';
-import { MASQ_INVARIANT_NAME, masqInvariants } from './helpers.ts';
+import { MASQ_INVARIANT_NAME, masqInvariants, probeChanges } from './helpers.ts';
 
 function world(invariants = masqInvariants): World {
   return new World({ seed: 1, cluster: { nodes: [{ name: 'node-1' }] }, controller: flannel('faulty'), invariants });
@@ -33,6 +33,15 @@ describe('flannel:faulty (v0.26 lifecycle)', () => {
     expect(fieldOf(teardown, 'input')).toContain('-D POSTROUTING -m comment --comment "flanneld masq" -j FLANNEL-POSTRTG');
     // The next start creates-or-flushes the chain before it bootstraps.
     expect(w.events.some((e) => argvOf(e) === 'iptables -t nat -N FLANNEL-POSTRTG --wait' && e['exit'] === 1 && e.t > 13_016)).toBe(true);
+  });
+
+  it("should break Pods' new outbound connections from the teardown until the next flanneld has bootstrapped", async () => {
+    const w = new World({ seed: 1, cluster: { nodes: [{ name: 'node-1' }], pods: [{ name: 'web-0', node: 'node-1', ports: [] }] }, controller: flannel('faulty'), probes: [{ kind: 'pod-egress', everyMs: 500 }] });
+    w.at(12_000, { kind: 'agent.restart', node: 'node-1', downMs: 2000 });
+    expect((await w.run(20_000)).status).toBe('ok');
+    // The first probe after the teardown leaves with the Pod's own address: the gateway has no route back.
+    expect(probeChanges(w.events)).toEqual(['t=13500 false timed-out', 't=15500 true established']);
+    expect(w.events.find((e) => e.type === 'probe.result' && e['ok'] === false)?.['detail']).toBe('dropped at gw: no route to 198.18.0.2');
   });
 
   it('should be caught by "chain never empty once programmed" at the teardown', async () => {

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { World, type Controller, type ControllerContext } from '@netsim/sim';
 import { MASQ_CHAIN, flannel } from '../../src/index.ts';
 import { argvOf, chainLines, fieldOf } from '../helpers.ts';
-import { MASQ_INVARIANT_NAME, masqInvariants } from './helpers.ts';
+import { MASQ_INVARIANT_NAME, masqInvariants, probeChanges } from './helpers.ts';
 
 /** Process #1 is a flanneld that leaves a duplicate and a rule for another subnet behind; later ones are `next`. */
 function afterLeftovers(next: Controller<ControllerContext>): Controller<ControllerContext> {
@@ -35,6 +35,14 @@ describe('flannel:fixed (v0.27 lifecycle)', () => {
     expect(await w.run(25_000)).toMatchObject({ status: 'ok' });
     expect(w.events.some((e) => e.type === 'iptables.restore' && e.t >= 12_000 && e.t < 14_000)).toBe(false);
     for (const n of ['node-1', 'node-2']) expect(chainLines(w.ruleset(n), 'nat', MASQ_CHAIN)).toHaveLength(6);
+  });
+
+  it("should keep Pods' egress working through a restart", async () => {
+    const w = new World({ seed: 1, cluster: { nodes: [{ name: 'node-1' }], pods: [{ name: 'web-0', node: 'node-1', ports: [] }] }, controller: flannel('fixed'), probes: [{ kind: 'pod-egress', everyMs: 500 }] });
+    w.at(12_000, { kind: 'agent.restart', node: 'node-1', downMs: 2000 });
+    expect((await w.run(20_000)).status).toBe('ok');
+    expect(probeChanges(w.events)).toEqual([]);
+    expect(w.view.probes()).toMatchObject([{ id: 'pod-egress default/web-0 → 203.0.113.10:443', ok: true, outcome: 'established' }]);
   });
 
   it('should replace stale rules at start in one restore, never emptying the chain', async () => {
