@@ -66,7 +66,8 @@ export class ClusterDatapath {
   #seq = 0;
 
   constructor(opts: { readonly rng: RandomSource; readonly nodes: readonly NodeInfo[]; readonly initialRuleset: Ruleset }) {
-    const net = new Network({ rng: opts.rng });
+    // Probes need the outcome and the drops, not every hop: the kernel's lean traces are cheaper.
+    const net = new Network({ rng: opts.rng, trace: 'lean' });
     this.net = net;
     const gw = net.addHost('gw');
     gw.run('ip link add eth0 type veth', 'ip link set eth0 up', `ip addr add ${GATEWAY_IP}/24 dev eth0`, 'ip link add eth1 type veth', 'ip link set eth1 up', 'ip addr add 203.0.113.1/24 dev eth1', 'sysctl -w net.ipv4.ip_forward=1');

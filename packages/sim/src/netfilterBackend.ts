@@ -42,9 +42,22 @@ export interface NetfilterBackend extends IptablesBackend {
  */
 export function netfilterBackend(): NetfilterBackend {
   const fresh = freshRuleset();
-  const execMemo = new WeakMap<Ruleset, Map<string, ExecResult>>();
-  const restoreMemo = new WeakMap<Ruleset, Map<string, ExecResult>>();
-  const memoized = (memo: WeakMap<Ruleset, Map<string, ExecResult>>, ruleset: Ruleset, key: string, run: () => ExecResult): ExecResult => {
+  // Results hold the rulesets they produced, which are keys of further entries: a chain reachable
+  // from the initial ruleset. Start over past a bound so a long run does not keep every ruleset alive.
+  let execMemo = new WeakMap<Ruleset, Map<string, ExecResult>>();
+  let restoreMemo = new WeakMap<Ruleset, Map<string, ExecResult>>();
+  let entries = 0;
+  const MAX_ENTRIES = 1024;
+  // Long restore inputs (a whole chain of a busy node) rarely repeat and would pin large rulesets.
+  const MAX_MEMO_INPUT = 4096;
+  const memoized = (which: 'exec' | 'restore', ruleset: Ruleset, key: string, run: () => ExecResult): ExecResult => {
+    if (key.length > MAX_MEMO_INPUT) return run();
+    if (entries >= MAX_ENTRIES) {
+      execMemo = new WeakMap();
+      restoreMemo = new WeakMap();
+      entries = 0;
+    }
+    const memo = which === 'exec' ? execMemo : restoreMemo;
     let m = memo.get(ruleset);
     if (m === undefined) {
       m = new Map();
@@ -54,13 +67,14 @@ export function netfilterBackend(): NetfilterBackend {
     if (r === undefined) {
       r = run();
       m.set(key, r);
+      entries++;
     }
     return r;
   };
   return {
     initialRuleset: () => fresh,
-    exec: (ruleset, argv) => memoized(execMemo, ruleset, argv.join('\u0000'), () => exec(ruleset, argv)),
-    restore: (ruleset, text, flags) => memoized(restoreMemo, ruleset, `${flags.noflush ? 'n' : '-'}${flags.counters ? 'c' : '-'}${text}`, () => restoreOnce(ruleset, text, flags)),
+    exec: (ruleset, argv) => memoized('exec', ruleset, argv.join('\u0000'), () => exec(ruleset, argv)),
+    restore: (ruleset, text, flags) => memoized('restore', ruleset, `${flags.noflush ? 'n' : '-'}${flags.counters ? 'c' : '-'}${text}`, () => restoreOnce(ruleset, text, flags)),
     save: (ruleset, table) => formatSave(table === undefined ? ruleset : onlyTable(ruleset, table)),
   };
 }

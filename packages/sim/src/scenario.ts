@@ -57,8 +57,12 @@ export interface NodeSpec {
 
 export interface ClusterSpec {
   readonly nodes: readonly NodeSpec[];
-  /** Which client-go informer queue the agents' informers use (default DeltaFIFO). */
-  readonly queueMode?: 'DeltaFIFO' | 'RealFIFO';
+  /**
+   * Which client-go informer queue the agents' informers use (default DeltaFIFO, what client-go up
+   * to v0.35 and most deployed agents run; RealFIFO is the InOrderInformers default; AtomicFIFO
+   * adds atomic relists). See docs/kube.md.
+   */
+  readonly queueMode?: 'DeltaFIFO' | 'RealFIFO' | 'AtomicFIFO';
   /** Objects present before the agents start. */
   readonly services?: readonly ServiceSpec[];
   readonly pods?: readonly PodSpec[];
