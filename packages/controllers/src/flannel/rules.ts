@@ -3,7 +3,9 @@
  * `--random-fully` (iptables ≥ 1.6.2 has it): every rule carries the comment `flanneld masq`.
  */
 
+/** The nat chain holding flannel's masquerade rules, jumped to from POSTROUTING. */
 export const MASQ_CHAIN = 'FLANNEL-POSTRTG';
+/** The comment on every rule flannel writes. */
 export const MASQ_COMMENT = 'flanneld masq';
 /** The mark kube-proxy sets on traffic it will masquerade itself. */
 export const KUBE_PROXY_MARK = '0x4000/0x4000';

@@ -42,10 +42,15 @@ export function portProtoHash(servicePortName: string, protocol: string): string
   return hash16(servicePortName + protocol);
 }
 
+/** `KUBE-SVC-<hash>`: the Cluster-policy chain of a service port. */
 export const servicePortPolicyClusterChain = (name: string, protocol: string): string => `KUBE-SVC-${portProtoHash(name, protocol)}`;
+/** `KUBE-SVL-<hash>`: the Local-policy chain (node-local endpoints only). */
 export const servicePortPolicyLocalChain = (name: string, protocol: string): string => `KUBE-SVL-${portProtoHash(name, protocol)}`;
+/** `KUBE-EXT-<hash>`: where external traffic (NodePort) enters. */
 export const serviceExternalChain = (name: string, protocol: string): string => `KUBE-EXT-${portProtoHash(name, protocol)}`;
+/** `KUBE-FW-<hash>`: the load balancer source-range firewall (not written by netsim). */
 export const serviceFirewallChain = (name: string, protocol: string): string => `KUBE-FW-${portProtoHash(name, protocol)}`;
+/** `KUBE-SEP-<hash>`: one endpoint (`IP:port`) of a service port. */
 export const servicePortEndpointChain = (name: string, protocol: string, endpoint: string): string => `KUBE-SEP-${hash16(name + protocol + endpoint)}`;
 
 /** Chains kube-proxy owns per service (and may delete when stale). */

@@ -20,6 +20,15 @@ describe('npl properties', () => {
     expect(r.story.join('\n')).toMatch(/VIOLATION of "(no stale DNAT|annotations agree with rules|probes succeed)"/);
   }, 120_000);
 
+  it('should catch the multi-port cleanup flaw from plain creates and deletes, shrunk to a create and a delete', async () => {
+    const r = await checkProperty(nplProperty('npl:faulty', ['pod.create', 'pod.delete']), { seed: 1, numRuns: 100 });
+    if (r.ok) throw new Error('npl:faulty passed 100 generated histories');
+    expect(r.scenario.timeline.map((t) => t.action.kind)).toEqual(['pod.create', 'pod.delete']);
+    // Three ports, one delete event: one rule removed, two left behind for a Pod that is gone.
+    expect(r.story.filter((l) => / -D ANTREA-NODE-PORT-LOCAL /.test(l))).toHaveLength(1);
+    expect(r.story.join('\n')).toMatch(/VIOLATION of "no stale DNAT": DNAT tcp --dport \d+ → 198\.18\.\d+\.\d+:808\d in ANTREA-NODE-PORT-LOCAL on node-\d is stale: 198\.18\.\d+\.\d+ was default\/web-\d \(uid \w{4}\), which is gone/);
+  }, 120_000);
+
   it('should catch the same-name recreate flaw with single-port Pods (the cleanup flaw cannot show), shrunk to one recreate', async () => {
     const r = await checkProperty(nplProperty('npl:faulty', ['pod.recreate', 'watch.gap'], { ports: 1 }), { seed: 1, numRuns: 100 });
     if (r.ok) throw new Error('npl:faulty passed 100 generated histories');
