@@ -15,7 +15,19 @@ const files = readdirSync(dir)
 
 describe('bundled scenarios', () => {
   it('should include the incident scenarios, each faulty one with a fixed twin', () => {
-    expect(files).toEqual(expect.arrayContaining(['npl-multi-port-cleanup-faulty.yaml', 'npl-multi-port-cleanup-fixed.yaml', 'npl-recreate-in-watch-gap-faulty.yaml', 'npl-recreate-in-watch-gap-fixed.yaml', 'npl-restart-heals-stale-rules.yaml']));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'npl-multi-port-cleanup-faulty.yaml',
+        'npl-recreate-in-watch-gap-faulty.yaml',
+        'npl-restart-heals-stale-rules.yaml',
+        'flannel-restart-empties-chain-faulty.yaml',
+        'flannel-restart-empties-chain-fixed.yaml',
+        'flannel-restart-egress-window.yaml',
+        'nodeport-external-policy-cluster.yaml',
+        'nodeport-external-policy-local.yaml',
+        'nodeport-proxy-defect-faulty.yaml',
+      ]),
+    );
     for (const f of files.filter((x) => x.endsWith('-faulty.yaml'))) expect(files, f).toContain(f.replace('-faulty.yaml', '-fixed.yaml'));
   });
 
