@@ -107,6 +107,7 @@ function summary(args: Args, r: CampaignResult, tool: string, legacyUsed: boolea
     `conformance summary: seed ${args.seed}, profiles ${args.profiles.join(',')}, ${tool}, kernel ${release()}`,
     `  cases run: ${r.runs}`,
     `  agreed:    ${r.agreed}`,
+    ...(r.undecided.length === 0 ? [] : [`  undecided: ${r.undecided.length} (netsim cannot evaluate something in them; cases ${r.undecided.join(', ')})`]),
     `  known disagreements: ${r.disagreements.length - fresh.length}`,
   ];
   for (const [id, k] of [...known].sort(([a], [b]) => a.localeCompare(b))) {
@@ -133,6 +134,7 @@ function main(): void {
   let done = 0;
   let agreed = 0;
   let other = 0;
+  let undecided = 0;
   let result: CampaignResult;
   try {
     result = runCampaign(
@@ -146,9 +148,10 @@ function main(): void {
         onCase: (index: number, checked: Checked) => {
           done++;
           if (checked.verdict.kind === 'agree') agreed++;
+          else if (checked.verdict.kind === 'undecided') undecided++;
           else other++;
           if (checked.verdict.kind === 'new') process.stdout.write(`  case ${index}: NEW disagreement (printed below once shrunk)\n`);
-          if (done % 25 === 0 || args.replay !== undefined) process.stdout.write(`  [${done}/${args.replay === undefined ? args.runs : 1}] agreed ${agreed}, disagreed ${other}\n`);
+          if (done % 25 === 0 || args.replay !== undefined) process.stdout.write(`  [${done}/${args.replay === undefined ? args.runs : 1}] agreed ${agreed}, disagreed ${other}${undecided === 0 ? '' : `, undecided ${undecided}`}\n`);
         },
       },
       legacy,
