@@ -5,7 +5,9 @@
  * netsim's canonical form (argument order, module insertion, negation, quoting, counters) to the
  * tool's, and shows that what netsim accepts the kernel accepts.
  */
+import fc from 'fast-check';
 import { formatSave, TABLE_NAMES, type Chain, type Ruleset, type TableName } from '@netsim/netfilter';
+import { rulesetArbitrary } from '@netsim/netfilter/testing';
 import { LabCommandError, runIn } from './exec.ts';
 import { backendTools, type Backend } from './lab.ts';
 import { createNetns, nextPrefix, releaseNetns } from './netns.ts';
@@ -266,4 +268,39 @@ export function classifiedFormatCheck(ruleset: Ruleset, backend: Backend = 'nft'
     }
   }
   return { result, known, unexplained };
+}
+
+export interface FormatCampaignResult {
+  readonly seed: number;
+  readonly runs: number;
+  /** Rulesets saved back byte for byte with no known issue involved. */
+  readonly identical: number;
+  /** Known issues met, by id, with how many lines or rules each explained. */
+  readonly known: ReadonlyMap<string, number>;
+  /** Differences and refusals no known issue explains, by ruleset index. */
+  readonly unexplained: readonly { readonly index: number; readonly lines: readonly string[] }[];
+}
+
+/** The format check over `runs` rulesets of netsim's `rulesetArbitrary` at `seed`. */
+export function runFormatCampaign(opts: {
+  readonly seed: number;
+  readonly runs: number;
+  /** Check only this ruleset index of the seed. */
+  readonly replay?: number;
+  readonly onCase?: (index: number, c: ClassifiedFormatCheck) => void;
+}): FormatCampaignResult {
+  const known = new Map<string, number>();
+  const unexplained: { index: number; lines: string[] }[] = [];
+  let identical = 0;
+  let ran = 0;
+  fc.sample(rulesetArbitrary(), { seed: opts.seed, numRuns: opts.replay === undefined ? opts.runs : opts.replay + 1 }).forEach((rs, index) => {
+    if (opts.replay !== undefined && index !== opts.replay) return;
+    ran++;
+    const c = classifiedFormatCheck(rs);
+    opts.onCase?.(index, c);
+    for (const [k, v] of c.known) known.set(k, (known.get(k) ?? 0) + v);
+    if (c.unexplained.length > 0) unexplained.push({ index, lines: [...c.unexplained] });
+    else if (c.known.size === 0) identical++;
+  });
+  return { seed: opts.seed, runs: ran, identical, known, unexplained };
 }
