@@ -27,7 +27,7 @@ import {
 export interface ClusterArbitraryOptions {
   /** Node count range (default 1..2). */
   readonly nodes?: { readonly min: number; readonly max: number };
-  readonly queueModes?: readonly ('DeltaFIFO' | 'RealFIFO')[];
+  readonly queueModes?: readonly ('DeltaFIFO' | 'RealFIFO' | 'AtomicFIFO')[];
   /** Services present from the start (fixed: the controller's configuration, e.g. an NPL-enabled Service). */
   readonly services?: readonly ServiceSpec[];
   /** Pods present from the start: up to this many from the pool (default 2). */

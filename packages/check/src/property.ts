@@ -3,7 +3,7 @@
  * these invariants", and the export of a counterexample as plain data.
  */
 import type fc from 'fast-check';
-import { runScenario, type ControllerRegistry, type InvariantSource, type JsonObject, type RendererTable, type RunScenarioOptions, type SimScenario } from '@netsim/sim';
+import { netfilterBackend, runScenario, type ControllerRegistry, type InvariantSource, type JsonObject, type RendererTable, type RunScenarioOptions, type SimScenario } from '@netsim/sim';
 import { describeOutcome, failureSignature, type CheckFailure, type SimulationProperty } from './runner.ts';
 
 export interface ControllerPropertyOptions {
@@ -32,6 +32,8 @@ export interface ControllerPropertyOptions {
  * ```
  */
 export function controllerProperty(opts: ControllerPropertyOptions): SimulationProperty<SimScenario> {
+  // One backend for every run of the property: its memo of iptables results carries over.
+  const world = { ...(opts.world ?? {}), iptablesBackend: opts.world?.iptablesBackend ?? netfilterBackend() };
   return {
     name: opts.name,
     scenarios: opts.scenarios,
@@ -41,7 +43,7 @@ export function controllerProperty(opts: ControllerPropertyOptions): SimulationP
         controllers: opts.controllers,
         invariants: opts.invariants,
         trace,
-        ...(opts.world !== undefined ? { world: opts.world } : {}),
+        world,
       });
       return { outcome: r.outcome, events: r.events };
     },

@@ -52,7 +52,7 @@ export interface CheckOptions {
    * wander off to a different bug.
    */
   readonly sameFailure?: boolean;
-  /** Upper bound on shrink attempts (fast-check's `maxSkipsPerRun` is unrelated); default 10,000. */
+  /** Upper bound on shrink attempts after the first failure (default 10,000); past it, candidates count as passing and shrinking stops. */
   readonly maxShrinks?: number;
 }
 

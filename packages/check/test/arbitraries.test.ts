@@ -8,7 +8,7 @@ const ALL: ActionKind[] = [...POD_CHURN, ...RESTARTS, ...WATCH_FAULTS, ...IPTABL
 describe('scenarioArbitrary', () => {
   const arb = scenarioArbitrary({
     controller: { name: 'toy' },
-    cluster: { nodes: { min: 1, max: 3 }, queueModes: ['DeltaFIFO', 'RealFIFO'], ipamPolicies: ['round-robin', 'lowest-free'] },
+    cluster: { nodes: { min: 1, max: 3 }, queueModes: ['DeltaFIFO', 'RealFIFO', 'AtomicFIFO'], ipamPolicies: ['round-robin', 'lowest-free'] },
     timeline: { kinds: ALL, maxActions: 20 },
   });
 

@@ -21,6 +21,9 @@ function property(variant: 'by-name' | 'by-uid') {
   });
 }
 
+
+/** Property searches run many simulations; the bound is generous because the machine may be shared (not a speed assertion). */
+const PROPERTY_TIMEOUT_MS = 60_000;
 describe('controllerProperty', () => {
   it('should find the same-name recreate bug and shrink it to a recreate of one Pod', async () => {
     const r = await checkProperty(property('by-name'), { seed: 1, numRuns: 100 });
@@ -30,11 +33,11 @@ describe('controllerProperty', () => {
     const kinds = r.scenario.timeline.map((t) => t.action.kind);
     expect(kinds.length).toBeLessThanOrEqual(2);
     expect(r.story.join('\n')).toMatch(/VIOLATION of "live Pods are annotated with their IP": default\/web-\d is 198\.18\.\d+\.\d+ but its annotation says/);
-  });
+  }, PROPERTY_TIMEOUT_MS);
 
   it('should pass for the fixed variant', async () => {
     expect(await checkProperty(property('by-uid'), { seed: 1, numRuns: 40 })).toMatchObject({ ok: true, numRuns: 40 });
-  });
+  }, PROPERTY_TIMEOUT_MS);
 
   it('should export a counterexample as plain data that fails the same way when replayed', async () => {
     const r = await checkProperty(property('by-name'), { seed: 1, numRuns: 100 });
@@ -47,5 +50,5 @@ describe('controllerProperty', () => {
     expect(replay.outcome.status).toBe(c.expected.status);
     expect(replay.outcome.steps).toBe(c.expected.step);
     expect(replay.outcome.timeMs).toBe(c.expected.timeMs);
-  });
+  }, PROPERTY_TIMEOUT_MS);
 });

@@ -3,6 +3,9 @@ import { Engine } from '@netsim/sim';
 import { checkProperty, describeOutcome, failureSignature, type SimulationProperty } from '../src/index.ts';
 import { counterProperty, runCounter, type CounterScenario } from './fixtures/counter.ts';
 
+
+/** Property searches run many simulations; the bound is generous because the machine may be shared (not a speed assertion). */
+const PROPERTY_TIMEOUT_MS = 60_000;
 describe('checkProperty', () => {
   it('should find the race, shrink it to two increments and tell the story', async () => {
     const r = await checkProperty(counterProperty, { seed: 42, numRuns: 200 });
@@ -14,7 +17,7 @@ describe('checkProperty', () => {
     expect(r.story.at(-1)).toMatch(/^\d+\. t=\d+ms VIOLATION of "no lost update": counter is 1 after 2 increments$/);
     expect(r.story[0]).toMatch(/^1\. t=\d+ms world\.action action=increment by=[AB]$/);
     expect(r.report).toContain(`reproduce with: seed 42 path "${r.path}"`);
-  });
+  }, PROPERTY_TIMEOUT_MS);
 
   it('should regenerate the same counterexample from its seed and path', async () => {
     const first = await checkProperty(counterProperty, { seed: 42, numRuns: 200 });
@@ -23,7 +26,7 @@ describe('checkProperty', () => {
     if (again.ok) throw new Error('expected the replay to fail');
     expect(again.scenario).toEqual(first.scenario);
     expect(again.events).toEqual(first.events);
-  });
+  }, PROPERTY_TIMEOUT_MS);
 
   it('should pass when the system is correct', async () => {
     const serial: SimulationProperty<CounterScenario> = {
@@ -33,7 +36,7 @@ describe('checkProperty', () => {
     };
     const r = await checkProperty(serial, { seed: 3, numRuns: 50 });
     expect(r).toEqual({ ok: true, property: serial.name, seed: 3, numRuns: 50 });
-  });
+  }, PROPERTY_TIMEOUT_MS);
 
   it('should not let shrinking wander to a different failure', async () => {
     // A second, unrelated bug that shrinking would reach (one lone increment) if it
@@ -66,5 +69,5 @@ describe('checkProperty', () => {
     const wandered = await checkProperty(twoBugs, { seed: 7, numRuns: 200, sameFailure: false });
     if (wandered.ok) throw new Error('expected a failure');
     expect(failureSignature(wandered.outcome)).toBe('violation:no lonely increment');
-  });
+  }, PROPERTY_TIMEOUT_MS);
 });

@@ -3,6 +3,9 @@ import '../src/vitest.ts';
 import { Engine } from '@netsim/sim';
 import { counterProperty, runCounter } from './fixtures/counter.ts';
 
+
+/** Property searches run many simulations; the bound is generous because the machine may be shared (not a speed assertion). */
+const PROPERTY_TIMEOUT_MS = 60_000;
 describe('vitest matchers', () => {
   it('should pass toHoldInvariants for a run that ends ok and explain a failing one with its story', async () => {
     const ok = await runCounter({ seed: 1, increments: [{ atMs: 0, by: 'A' }] }, { trace: true });
@@ -17,7 +20,7 @@ describe('vitest matchers', () => {
     }
     expect(message).toContain('expected the run to hold its invariants, but: invariant "no lost update" violated');
     expect(message).toMatch(/\n1\. t=0ms world\.action action=increment by=[AB]/);
-  });
+  }, PROPERTY_TIMEOUT_MS);
 
   it('should match toBreakInvariant on the invariant name, or a finding kind', async () => {
     const racy = await runCounter({ seed: 1, increments: [{ atMs: 0, by: 'A' }, { atMs: 0, by: 'B' }] }, { trace: false });
@@ -28,7 +31,7 @@ describe('vitest matchers', () => {
       throw new Error('boom');
     });
     expect(await engine.run()).toBreakInvariant('finding:controller-threw');
-  });
+  }, PROPERTY_TIMEOUT_MS);
 
   it('should check a whole property with toHoldProperty', async () => {
     await expect({ ...counterProperty, scenarios: counterProperty.scenarios.map((s) => ({ ...s, increments: s.increments.slice(0, 1) })) }).toHoldProperty({ seed: 5, numRuns: 30 });
@@ -40,5 +43,5 @@ describe('vitest matchers', () => {
     }
     expect(message).toMatch(/^property "counter never loses an update" failed after \d+ runs and \d+ shrinks/);
     expect(message).toContain('reproduce with: seed 42 path');
-  });
+  }, PROPERTY_TIMEOUT_MS);
 });

@@ -73,3 +73,47 @@ describe('netsim trace --host', () => {
     expect([none.status, none.stderr]).toEqual([2, 'netsim trace: give --ruleset FILE (one hook of a dump) or --host FILE (a whole host)\n']);
   });
 });
+
+describe('netsim trace --host-cmd (the host given as flags)', () => {
+  const lines = [
+    'hostname node-b',
+    'ip link add eth0 type physical',
+    'ip link set eth0 up',
+    'ip addr add 198.51.100.20/24 dev eth0',
+    'ip link add veth0 type veth',
+    'ip link set veth0 up',
+    'ip addr add 203.0.113.129/25 dev veth0',
+    'sysctl -w net.ipv4.ip_forward=1',
+  ];
+  const rules = [
+    '*nat',
+    ':PREROUTING ACCEPT [0:0]',
+    '-A PREROUTING -d 198.51.100.20/32 -p tcp -m tcp --dport 61001 -j DNAT --to-destination 203.0.113.130:8080',
+    'COMMIT',
+    '',
+  ].join('\n');
+
+  it('should trace exactly as the same host given as a file', () => {
+    const rulesFile = join(tmp, 'node-b.rules');
+    writeFileSync(rulesFile, rules);
+    const file = join(tmp, 'node-b.host');
+    writeFileSync(file, [...lines, 'iptables-restore node-b.rules', ''].join('\n'));
+    const packet = 'tcp 192.0.2.10:40000 > 198.51.100.20:61001 in eth0';
+    const fromFile = hostTraceJson(runHostTrace({ host: file, packet, seed: 1 }));
+    const fromFlags = hostTraceJson(runHostTrace({ hostCommands: lines, ruleset: rulesFile, packet, seed: 1 }));
+    expect(fromFlags).toEqual(fromFile);
+    expect(fromFlags).toMatchObject({ host: 'node-b', fate: 'forwarded', egress: { iface: 'veth0', dst: '203.0.113.130', dport: 8080 } });
+  });
+
+  it('should run from the bin and name the offending --host-cmd with its column on a bad line', () => {
+    const r = netsim(['trace', '--host-cmd', 'ip link add eth0 type physical', '--host-cmd', 'ip addr add 198.51.100.300/24 dev eth0', '--packet', 'tcp 192.0.2.1:1 > 198.51.100.20:2 in eth0']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/^netsim trace: --host-cmd:2:\d+: Error: any valid prefix is expected rather than "198.51.100.300\/24"\./);
+  });
+
+  it('should refuse a host given both as a file and as flags', () => {
+    const r = netsim(['trace', '--host', hostFile, '--host-cmd', 'hostname x', '--packet', 'tcp 192.0.2.1:1 > 198.51.100.20:2 in eth0']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toBe('netsim trace: give the host as --host FILE or as --host-cmd lines, not both\n');
+  });
+});

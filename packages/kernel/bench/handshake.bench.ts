@@ -5,7 +5,7 @@
  *
  * Each handshake is `Network.connect` to a NodePort: SYN, SYN-ACK and ACK through four hosts'
  * datapaths (3 wires each way), DNAT + MASQUERADE on the node, conntrack on every host, a full
- * trace. Batches of 500 handshakes to NodePorts cycled over 64 services; after each batch the
+ * trace (and again with the lean trace: drops and stack events only). Batches of 500 handshakes to NodePorts cycled over 64 services; after each batch the
  * sockets and conntrack tables are emptied so every batch starts from the same state. Reports the
  * median and the worst batch. `pnpm bench handshake`. Measures, never asserts.
  */
@@ -87,9 +87,9 @@ function kubeProxySave(n: number): { ruleset: Ruleset; services: Service[] } {
   return { ruleset: parseSave(text, { file: `kube-proxy-${n}.rules` }), services };
 }
 
-function world(services: number): { net: Network; hosts: Host[]; nodePorts: number[] } {
+function world(services: number, trace: 'full' | 'lean'): { net: Network; hosts: Host[]; nodePorts: number[] } {
   const shape = kubeProxySave(services);
-  const net = new Network({ rng: rng(1) });
+  const net = new Network({ rng: rng(1), trace });
   const client = net.addHost('client').run('ip link add eth0 type veth', 'ip link set eth0 up', 'ip addr add 192.0.2.10/24 dev eth0', 'ip route add default via 192.0.2.1');
   const router = net
     .addHost('router')
@@ -141,9 +141,9 @@ function median(xs: number[]): number {
 
 const BATCH = 500;
 
-function bench(services: number, batches: number): void {
+function bench(services: number, batches: number, trace: 'full' | 'lean'): void {
   const t0 = process.hrtime.bigint();
-  const w = world(services);
+  const w = world(services, trace);
   const setup = ms(t0);
   // Warm-up: compile the ruleset and the JIT.
   for (let i = 0; i < BATCH; i++) w.net.connect('client', '198.51.100.10', w.nodePorts[i % TARGETS] ?? 30000, { nowMs: i, synRetries: 0 });
@@ -163,12 +163,14 @@ function bench(services: number, batches: number): void {
   }
   const rules = Object.values(w.hosts[2]?.ruleset.tables.nat.chains ?? {}).reduce((n, c) => n + c.rules.length, 0);
   console.log(
-    `${services} services (${rules} nat rules; world built in ${setup.toFixed(0)} ms): ` +
+    `${services} services, ${trace} trace (${rules} nat rules; world built in ${setup.toFixed(0)} ms): ` +
       `median ${median(rates).toFixed(0)} handshakes/s, worst batch ${Math.min(...rates).toFixed(0)}/s; ` +
       `${(1e6 / median(rates)).toFixed(0)} µs per handshake, ${(steps / (batches * BATCH)).toFixed(0)} trace steps each; ` +
       `${established}/${batches * BATCH} established`,
   );
 }
 
-bench(1000, 20);
-bench(10000, 20);
+bench(1000, 20, 'full');
+bench(1000, 20, 'lean');
+bench(10000, 20, 'full');
+bench(10000, 20, 'lean');

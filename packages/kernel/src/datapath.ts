@@ -87,6 +87,11 @@ export interface RunCtx {
   deliver(host: Host, pkt: Pkt, inIface: string, sk: SkbCt): void;
   /** Host-internal nesting (loopback, overlay, generated replies) in progress; starts at 0. */
   depth: number;
+  /**
+   * Record only drops, stack events and notes (what results are made of), not every walk,
+   * route, conntrack step and hop: for callers that run many exchanges and read only outcomes.
+   */
+  readonly lean: boolean;
 }
 
 /** Why a locally generated packet could not even be routed (what the sending call returns). */
@@ -170,19 +175,31 @@ function runTable(host: Host, table: TableName, hook: Hook, pkt: Pkt, inIf: stri
   const res = evaluateTable(host.compiled, table, hook, nfPacket(pkt, inIf, outIf), evalCtx(host, view, rc));
   pkt.mark = res.mark;
   if (sk.entry !== null) sk.entry.mark = res.ctmark;
+  if (rc.lean) return { res, last: res.verdict.kind === 'ACCEPT' ? null : lastMatched(host, res) };
   const matched: MatchedRule[] = [];
   let examined = 0;
   for (const t of res.trace) {
     if (t.kind === 'rule') {
       examined++;
-      if (t.outcome === 'match' || t.assumed === 'match') {
-        const rule = host.ruleset.tables[t.table].chains[t.chain]?.rules[t.index - 1];
-        matched.push({ table: t.table, chain: t.chain, index: t.index, rule: rule === undefined ? `-A ${t.chain} (rule ${t.index})` : `-A ${t.chain} ${formatRuleSpec(rule)}` });
-      }
+      if (t.outcome === 'match' || t.assumed === 'match') matched.push(matchedRule(host, t));
     } else if (t.kind === 'skip') examined += t.to - t.from + 1;
   }
   rc.trace.push({ kind: 'table', host: host.name, hook, table, verdict: verdictText(res), matched, examined });
   return { res, last: matched.length > 0 ? (matched[matched.length - 1] ?? null) : null };
+}
+
+function matchedRule(host: Host, t: { table: TableName; chain: string; index: number }): MatchedRule {
+  const rule = host.ruleset.tables[t.table].chains[t.chain]?.rules[t.index - 1];
+  return { table: t.table, chain: t.chain, index: t.index, rule: rule === undefined ? `-A ${t.chain} (rule ${t.index})` : `-A ${t.chain} ${formatRuleSpec(rule)}` };
+}
+
+/** The last rule that matched in a walk (for a drop site), formatting only that one. */
+function lastMatched(host: Host, res: EvalResult): MatchedRule | null {
+  for (let i = res.trace.length - 1; i >= 0; i--) {
+    const t = res.trace[i];
+    if (t?.kind === 'rule' && (t.outcome === 'match' || t.assumed === 'match')) return matchedRule(host, t);
+  }
+  return null;
 }
 
 function verdictText(res: EvalResult): string {
@@ -251,6 +268,7 @@ function runPlain(host: Host, table: TableName, hook: Hook, pkt: Pkt, inIf: stri
 // conntrack
 
 function ctTrace(host: Host, event: Extract<TraceStep, { kind: 'conntrack' }>['event'], e: CtEntry | null, rc: RunCtx, dir?: CtDir, detail?: string): void {
+  if (rc.lean) return;
   rc.trace.push({
     kind: 'conntrack',
     host: host.name,
@@ -389,7 +407,7 @@ function natEnv(host: Host, rc: RunCtx): NatEnv {
 function natHook(host: Host, hook: Hook, manip: Manip, pkt: Pkt, inIf: string | null, outIf: string | null, nexthop: Ipv4, sk: SkbCt, rc: RunCtx): boolean {
   const e = sk.entry;
   if (e === null) {
-    if (!tableIsEmpty(host, 'nat', hook)) rc.trace.push({ kind: 'nat-skip', host: host.name, hook, reason: 'no-conntrack' });
+    if (!rc.lean && !tableIsEmpty(host, 'nat', hook)) rc.trace.push({ kind: 'nat-skip', host: host.name, hook, reason: 'no-conntrack' });
     return true;
   }
   const decided = manip === 'src' ? e.natDoneSrc : e.natDoneDst;
@@ -400,7 +418,7 @@ function natHook(host: Host, hook: Hook, manip: Manip, pkt: Pkt, inIf: string | 
       applyNat(host, hook, manip, pkt, sk, rc);
       return true;
     }
-    const before = manip === 'src' ? `${ip(pkt.src)}:${pkt.sport}` : `${ip(pkt.dst)}:${pkt.dport}`;
+    const before = rc.lean ? '' : manip === 'src' ? `${ip(pkt.src)}:${pkt.sport}` : `${ip(pkt.dst)}:${pkt.dport}`;
     const out = runTable(host, 'nat', hook, pkt, inIf, outIf, ctView(sk), sk, rc);
     if (!verdictGoesOn(host, 'nat', hook, out, pkt, sk, rc)) return false;
     const res = setupNat(e, manip, out.res.nat, natEnv(host, rc), { iface: outIf, nexthop });
@@ -408,20 +426,22 @@ function natHook(host: Host, hook: Hook, manip: Manip, pkt: Pkt, inIf: string | 
       drop(host, pkt, { stage: 'nat', check: 'masquerade-no-address' }, `MASQUERADE: no address to use on ${outIf ?? '?'}`, rc);
       return false;
     }
-    const after = invertTuple(e.reply);
-    const to = manip === 'src' ? `${ip(after.src)}:${after.sport}` : `${ip(after.dst)}:${after.dport}`;
-    rc.trace.push({
-      kind: 'nat',
-      host: host.name,
-      hook,
-      manip,
-      action: res.kind === 'none' ? 'null-binding' : 'bound',
-      from: before,
-      to,
-      ...(res.kind !== 'none' ? { target: res.kind } : {}),
-    });
+    if (!rc.lean) {
+      const after = invertTuple(e.reply);
+      const to = manip === 'src' ? `${ip(after.src)}:${after.sport}` : `${ip(after.dst)}:${after.dport}`;
+      rc.trace.push({
+        kind: 'nat',
+        host: host.name,
+        hook,
+        manip,
+        action: res.kind === 'none' ? 'null-binding' : 'bound',
+        from: before,
+        to,
+        ...(res.kind !== 'none' ? { target: res.kind } : {}),
+      });
+    }
   } else if (!tableIsEmpty(host, 'nat', hook)) {
-    rc.trace.push({ kind: 'nat-skip', host: host.name, hook, reason: 'binding-exists' });
+    if (!rc.lean) rc.trace.push({ kind: 'nat-skip', host: host.name, hook, reason: 'binding-exists' });
     if (manip === 'src' && hook === 'POSTROUTING' && e.masqIface !== null && sk.dir === 'original' && outIf !== e.masqIface) {
       // nf_nat_oif_changed: a masqueraded flow now leaves by another interface.
       host.conntrack.remove(e);
@@ -437,14 +457,14 @@ function natHook(host: Host, hook: Hook, manip: Manip, pkt: Pkt, inIf: string | 
 function applyNat(host: Host, hook: Hook, manip: Manip, pkt: Pkt, sk: SkbCt, rc: RunCtx): void {
   const e = sk.entry;
   if (e === null) return;
-  const before = ends(pkt);
+  const before = rc.lean ? '' : ends(pkt);
   let changed: boolean;
   if (sk.state === 'RELATED' && isIcmpError(pkt) && pkt.inner !== null) {
     changed = manipIcmpError(pkt, pkt.inner, e, sk.dir, manip);
   } else {
     changed = manipPacket(pkt, e, sk.dir, manip, pkt.proto === PROTO_TCP || pkt.proto === PROTO_UDP);
   }
-  if (changed) rc.trace.push({ kind: 'nat', host: host.name, hook, manip, action: 'rewrite', from: before, to: ends(pkt) });
+  if (changed && !rc.lean) rc.trace.push({ kind: 'nat', host: host.name, hook, manip, action: 'rewrite', from: before, to: ends(pkt) });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -460,6 +480,7 @@ function isLoopbackAddr(a: number): boolean {
 }
 
 function routeTrace(host: Host, lookup: 'input' | 'output' | 'reroute', pkt: Pkt, r: FibResult, rc: RunCtx): void {
+  if (rc.lean) return;
   const result =
     r.kind === 'route'
       ? `${r.route.type}${r.route.via !== undefined ? ` via ${ip(r.route.via)}` : ''}${r.route.dev !== undefined ? ` dev ${r.route.dev}` : ''} (table ${r.route.table}, rule ${r.rulePriority})`
@@ -490,7 +511,7 @@ function validateSource(host: Host, pkt: Pkt, inIf: string, oif: string | null, 
   const rp = effectiveRpFilter(sysctls, iface.conf);
   const acceptLocal = effectiveAcceptLocal(sysctls, iface.conf);
   const push = (pass: boolean, detail: string): boolean => {
-    rc.trace.push({ kind: 'rp_filter', host: host.name, iface: inIf, mode: rp.mode, value: rp.value, pass, detail });
+    if (!rc.lean) rc.trace.push({ kind: 'rp_filter', host: host.name, iface: inIf, mode: rp.mode, value: rp.value, pass, detail });
     if (!pass) {
       drop(host, pkt, { stage: 'routing', check: detail.startsWith('martian') ? 'martian-source' : 'rp_filter' }, `${detail} (rp_filter=${rp.value} on ${inIf})`, rc);
     }
@@ -577,7 +598,7 @@ function inputRoute(host: Host, pkt: Pkt, inIf: string, sk: SkbCt, rc: RunCtx): 
  * routing decision, then local delivery or forwarding.
  */
 export function hostReceive(host: Host, pkt: Pkt, inIf: string, via: 'wire' | 'overlay', rc: RunCtx): void {
-  rc.trace.push({ kind: 'enter', host: host.name, via, iface: inIf, packet: viewPkt(pkt) });
+  if (!rc.lean) rc.trace.push({ kind: 'enter', host: host.name, via, iface: inIf, packet: viewPkt(pkt) });
   const iface = host.fib.ifaces.get(inIf);
   if (iface === undefined || !iface.up) {
     drop(host, pkt, { stage: 'neighbour', check: 'link-down' }, `${inIf} is down`, rc);
@@ -585,7 +606,7 @@ export function hostReceive(host: Host, pkt: Pkt, inIf: string, via: 'wire' | 'o
   }
   const raw = runTable(host, 'raw', 'PREROUTING', pkt, inIf, null, NO_CT_VIEW, NO_CT, rc);
   if (!verdictGoesOn(host, 'raw', 'PREROUTING', raw, pkt, NO_CT, rc)) return;
-  const sk = conntrackIn(host, pkt, raw.res.notrack, rc);
+  const sk = host.tracking ? conntrackIn(host, pkt, raw.res.notrack, rc) : NO_CT;
   if (!runPlain(host, 'mangle', 'PREROUTING', pkt, inIf, null, sk, rc)) return;
   if (!natHook(host, 'PREROUTING', 'dst', pkt, inIf, null, 0 as Ipv4, sk, rc)) return;
   const d = inputRoute(host, pkt, inIf, sk, rc);
@@ -600,7 +621,7 @@ function localIn(host: Host, pkt: Pkt, inIf: string, sk: SkbCt, rc: RunCtx): voi
   if (!runPlain(host, 'filter', 'INPUT', pkt, inIf, null, sk, rc)) return;
   if (!natHook(host, 'INPUT', 'src', pkt, inIf, null, 0 as Ipv4, sk, rc)) return;
   if (!confirm(host, pkt, sk, rc)) return;
-  rc.trace.push({ kind: 'fate', host: host.name, fate: 'delivered', iface: inIf, packet: viewPkt(pkt) });
+  if (!rc.lean) rc.trace.push({ kind: 'fate', host: host.name, fate: 'delivered', iface: inIf, packet: viewPkt(pkt) });
   // An overlay device's UDP socket takes encapsulated packets and unwraps them.
   if (pkt.proto === PROTO_UDP && pkt.encap !== null) {
     for (const i of host.fib.ifaces.values()) {
@@ -645,7 +666,7 @@ function xmit(host: Host, pkt: Pkt, outIf: string, nexthop: Ipv4, sk: SkbCt, rc:
     drop(host, pkt, { stage: 'neighbour', check: 'link-down' }, `${outIf} is down`, rc);
     return;
   }
-  rc.trace.push({ kind: 'fate', host: host.name, fate: 'transmitted', iface: outIf, packet: viewPkt(pkt) });
+  if (!rc.lean) rc.trace.push({ kind: 'fate', host: host.name, fate: 'transmitted', iface: outIf, packet: viewPkt(pkt) });
   if (iface.overlay !== undefined) {
     const ov = iface.overlay;
     const peer = ov.fdb.find((f) => f.nexthop === nexthop);
@@ -670,7 +691,7 @@ function xmit(host: Host, pkt: Pkt, outIf: string, nexthop: Ipv4, sk: SkbCt, rc:
       encap: pkt,
       origin: { host: host.name, why: `${outIf} encapsulation` },
     };
-    rc.trace.push({ kind: 'encap', host: host.name, iface: outIf, underlay: ip(peer.underlay), packet: viewPkt(pkt) });
+    if (!rc.lean) rc.trace.push({ kind: 'encap', host: host.name, iface: outIf, underlay: ip(peer.underlay), packet: viewPkt(pkt) });
     nested(rc, () => hostSend(host, outer, rc, {}));
     return;
   }
@@ -690,7 +711,7 @@ function overlaySourcePort(p: Pkt, range: readonly [number, number]): number {
 
 /** A locally generated packet looped back through `lo`: PREROUTING, then INPUT. */
 function loopbackIn(host: Host, pkt: Pkt, sk: SkbCt, rc: RunCtx): void {
-  rc.trace.push({ kind: 'enter', host: host.name, via: 'loopback', iface: 'lo', packet: viewPkt(pkt) });
+  if (!rc.lean) rc.trace.push({ kind: 'enter', host: host.name, via: 'loopback', iface: 'lo', packet: viewPkt(pkt) });
   if (!runPlain(host, 'raw', 'PREROUTING', pkt, 'lo', null, sk, rc)) return;
   if (!runPlain(host, 'mangle', 'PREROUTING', pkt, 'lo', null, sk, rc)) return;
   if (!natHook(host, 'PREROUTING', 'dst', pkt, 'lo', null, 0 as Ipv4, sk, rc)) return;
@@ -734,7 +755,7 @@ export function hostSend(host: Host, pkt: Pkt, rc: RunCtx, opts: SendOptions): S
     const s = routeSource(host.fib, r);
     pkt.src = (s === 0 ? pkt.dst : s);
   }
-  rc.trace.push({ kind: 'enter', host: host.name, via: 'local', iface: null, packet: viewPkt(pkt) });
+  if (!rc.lean) rc.trace.push({ kind: 'enter', host: host.name, via: 'local', iface: null, packet: viewPkt(pkt) });
   routeTrace(host, 'output', pkt, r, rc);
   const attach = opts.attach;
   const rawView = attach !== undefined ? ctView(attach) : NO_CT_VIEW;
@@ -746,7 +767,7 @@ export function hostSend(host: Host, pkt: Pkt, rc: RunCtx, opts: SendOptions): S
     sk = attach;
     if (attach.entry !== null) ctTrace(host, 'related', attach.entry, rc, attach.dir, '(attached to the packet it answers)');
   } else {
-    sk = conntrackIn(host, pkt, raw.res.notrack, rc);
+    sk = host.tracking ? conntrackIn(host, pkt, raw.res.notrack, rc) : NO_CT;
   }
   const markBefore = pkt.mark;
   if (!runPlain(host, 'mangle', 'OUTPUT', pkt, null, outIf0, sk, rc)) return { ok: true };

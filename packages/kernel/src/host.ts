@@ -7,8 +7,9 @@
  * Configuration and ruleset changes replace the held value atomically (a packet in flight never
  * sees half a change); the compiled FIB and ruleset are rebuilt lazily, once per value.
  */
-import { compile, createEvalState, emptyRuleset, formatIpv4, parseCidr, type CompiledRuleset, type EvalState, type Ipv4, type Ruleset } from '@netsim/netfilter';
+import { compile, createEvalState, emptyRuleset, formatIpv4, parseCidr, tryParseIpv4, type CompiledRuleset, type EvalState, type Ipv4, type Ruleset } from '@netsim/netfilter';
 import { ConntrackTable, formatCtEntry } from './conntrack.ts';
+import { rulesetNeedsConntrack } from './conntrackNeed.ts';
 import { KernelError } from './errors.ts';
 import { compileFib, formatRoute, formatRule, type Fib, type PolicyRule } from './fib.ts';
 import * as hc from './hostConfig.ts';
@@ -30,9 +31,12 @@ export class Host {
   readonly sockets: SocketTable;
   /** `statistic --mode nth` counters, per rule instance. */
   readonly evalState: EvalState;
+  private ctMode: ConntrackMode;
+  private ctNeeded: boolean | null = null;
 
-  constructor(name: string, opts: { sysctls?: Sysctls; ruleset?: Ruleset } = {}) {
+  constructor(name: string, opts: { sysctls?: Sysctls; ruleset?: Ruleset; conntrack?: ConntrackMode } = {}) {
     this.name = name;
+    this.ctMode = opts.conntrack ?? 'auto';
     this.cfg = hc.newHostConfig(name, opts.sysctls ?? defaultSysctls());
     this.rs = opts.ruleset ?? emptyRuleset();
     this.conntrack = new ConntrackTable();
@@ -73,7 +77,25 @@ export class Host {
     if (rs !== this.rs) {
       this.rs = rs;
       this.compiledCache = null;
+      this.ctNeeded = null;
     }
+    return this;
+  }
+
+  /**
+   * Whether this host tracks connections now. `auto` (the default) follows the kernel: only
+   * while a rule needs conntrack (a nat rule, a conntrack/state match, CONNMARK, …). Entries made
+   * earlier stay until they expire, as in the kernel.
+   */
+  get tracking(): boolean {
+    if (this.ctMode !== 'auto') return this.ctMode === 'always';
+    if (this.ctNeeded === null) this.ctNeeded = rulesetNeedsConntrack(this.rs);
+    return this.ctNeeded;
+  }
+
+  /** Forces conntrack on (`always`, as if some module held it) or off, or back to `auto`. */
+  setConntrackMode(mode: ConntrackMode): this {
+    this.ctMode = mode;
     return this;
   }
 
@@ -237,6 +259,9 @@ export class Host {
   }
 }
 
+/** When a host tracks connections: `auto` as the kernel (when a rule needs it), or forced. */
+export type ConntrackMode = 'auto' | 'always' | 'never';
+
 export interface HostSnapshot {
   readonly name: string;
   readonly ifaces: readonly { readonly name: string; readonly kind: IfaceKind; readonly up: boolean; readonly addrs: readonly string[]; readonly master?: string }[];
@@ -250,10 +275,12 @@ export interface HostSnapshot {
 /** `a.b.c.d/n` keeping the host bits (as `ip addr` takes it); a bare address is `/32`. */
 export function parseHostCidr(text: string): { addr: Ipv4; prefix: number } {
   const slash = text.indexOf('/');
-  const c = parseCidr(slash < 0 ? `${text}/32` : `${text.slice(0, slash)}/32`);
-  const prefix = slash < 0 ? 32 : Number(text.slice(slash + 1));
-  if (!/^[0-9]{1,2}$/.test(slash < 0 ? '32' : text.slice(slash + 1)) || prefix > 32) {
+  // A bad address and a bad prefix get the same message from `ip`, so one check serves both.
+  const addr = tryParseIpv4(slash < 0 ? text : text.slice(0, slash));
+  const prefixText = slash < 0 ? '32' : text.slice(slash + 1);
+  const prefix = Number(prefixText);
+  if (addr === undefined || !/^[0-9]{1,2}$/.test(prefixText) || prefix > 32) {
     throw new KernelError('config', `Error: any valid prefix is expected rather than "${text}".`);
   }
-  return { addr: c.addr, prefix };
+  return { addr, prefix };
 }

@@ -81,6 +81,7 @@ export function traceHostPacket(host: Host, packet: Packet, opts: HostTraceOptio
       if (p.id === 1) delivered = true;
     },
     depth: 0,
+    lean: false,
   };
   const pkt: Pkt = {
     id: 1,

@@ -35,6 +35,11 @@ export interface NetworkOptions {
   readonly rng: RandomSource;
   /** Steps (packet arrivals) allowed in one exchange before it is declared a loop. Default 10 000. */
   readonly maxSteps?: number;
+  /**
+   * `full` (default): every decision in the trace. `lean`: only drops, stack events and notes —
+   * the outcomes are the same, for callers that run many exchanges and read only results.
+   */
+  readonly trace?: 'full' | 'lean';
 }
 
 /** A packet the network dropped, and where. */
@@ -166,6 +171,7 @@ export class Network {
   private readonly rng: RandomSource;
   private readonly random31: () => number;
   private readonly maxSteps: number;
+  private readonly lean: boolean;
   private nextPacketId = 1;
   private topoVersion = 0;
   private domainCache: { readonly stamp: readonly unknown[]; readonly of: Map<string, number>; readonly members: Map<number, L3Member[]> } | null = null;
@@ -174,6 +180,7 @@ export class Network {
     this.rng = opts.rng;
     this.random31 = () => opts.rng.int(0x80000000);
     this.maxSteps = opts.maxSteps ?? 10000;
+    this.lean = opts.trace === 'lean';
   }
 
   /** Adds a host (a node, a Pod's namespace, a client, a router). */
@@ -295,12 +302,13 @@ export class Network {
         const n = this.neighbour(host, iface, nexthop);
         if (n === undefined) return false;
         const copy = copyPkt(pkt, pkt.id);
-        trace.push({ kind: 'wire', from: { host: host.name, iface }, to: { host: n.host.name, iface: n.iface }, packet: viewPkt(copy) });
+        if (!this.lean) trace.push({ kind: 'wire', from: { host: host.name, iface }, to: { host: n.host.name, iface: n.iface }, packet: viewPkt(copy) });
         queue.push({ host: n.host, iface: n.iface, pkt: copy });
         return true;
       },
       deliver: (host: Host, pkt: Pkt, _inIface: string, sk: SkbCt) => stackReceive(host, pkt, sk, rc, events),
       depth: 0,
+      lean: this.lean,
     };
     const out = body(rc);
     let steps = 0;
@@ -359,8 +367,12 @@ export class Network {
     const events: StackEvent[] = [];
     const flowTo = ep(dst, port);
     let src: Ipv4;
-    if (opts.src !== undefined) src = parseIpv4(opts.src);
-    else {
+    if (opts.src !== undefined) {
+      src = parseIpv4(opts.src);
+      if (!client.isLocal(src)) {
+        return { kind: 'error', errno: 'EADDRNOTAVAIL', reason: `bind ${opts.src}: Cannot assign requested address`, flow: `${opts.src} -> ${flowTo}`, startMs: opts.nowMs, endMs: opts.nowMs, attempts: 0, drops: [], trace };
+      }
+    } else {
       const s = this.pickSource(client, dst);
       if (!s.ok) {
         return { kind: 'error', errno: s.errno, reason: s.reason, flow: `? -> ${flowTo}`, startMs: opts.nowMs, endMs: opts.nowMs, attempts: 0, drops: [], trace };
@@ -468,8 +480,12 @@ export class Network {
     const events: StackEvent[] = [];
     const flowTo = ep(dst, port);
     let src: Ipv4;
-    if (opts.src !== undefined) src = parseIpv4(opts.src);
-    else {
+    if (opts.src !== undefined) {
+      src = parseIpv4(opts.src);
+      if (!client.isLocal(src)) {
+        return { kind: 'error', errno: 'EADDRNOTAVAIL', reason: `bind ${opts.src}: Cannot assign requested address`, flow: `${opts.src} -> ${flowTo}`, startMs: opts.nowMs, endMs: opts.nowMs, attempts: 0, drops: [], trace };
+      }
+    } else {
       const s = this.pickSource(client, dst);
       if (!s.ok) return { kind: 'error', errno: s.errno, reason: s.reason, flow: `? -> ${flowTo}`, startMs: opts.nowMs, endMs: opts.nowMs, attempts: 0, drops: [], trace };
       src = s.src;

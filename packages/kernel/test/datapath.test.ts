@@ -301,8 +301,19 @@ describe('conntrack in the datapath', () => {
     expect(e && [e.tcpState, e.assured, e.expiresMs / 1000]).toEqual(['ESTABLISHED', true, 86400]);
   });
 
+  it('should track nothing on a host whose rules do not need conntrack, as the kernel (a Pod namespace)', () => {
+    const w = nodeWorld();
+    w.node.setRuleset(append(emptyRuleset(), 'filter', 'FORWARD', rule({ p: 'tcp', dport: 8080 }, T.accept)));
+    expect(w.net.connect('client', '203.0.113.9', 8080, { nowMs: 0, synRetries: 0 }).kind).toBe('established');
+    expect([w.client, w.router, w.node, w.pod].map((h) => h.conntrack.count(0))).toEqual([0, 0, 0, 0]);
+    w.node.setRuleset(append(w.node.ruleset, 'filter', 'FORWARD', rule({ m: [M.ctstate('INVALID')] }, T.drop)));
+    w.net.connect('client', '203.0.113.9', 8080, { nowMs: 1, synRetries: 0 });
+    expect([w.client, w.router, w.node, w.pod].map((h) => h.conntrack.count(1))).toEqual([0, 0, 1, 0]);
+  });
+
   it('should go NONE → SYN_SENT → SYN_RECV → ESTABLISHED over a handshake and mark the entry assured', () => {
     const w = nodeWorld();
+    w.node.setConntrackMode('always');
     const r = w.net.connect('client', '198.51.100.10', 22, { nowMs: 0, synRetries: 0 });
     expect(r.kind).toBe('reset');
     w.node.run('listen tcp 22');
@@ -313,6 +324,7 @@ describe('conntrack in the datapath', () => {
 
   it('should destroy an entry whose only reply is a RST (closed port), as the kernel does', () => {
     const w = nodeWorld();
+    w.node.setConntrackMode('always');
     const r = w.net.connect('client', '198.51.100.10', 22, { nowMs: 0, synRetries: 0 });
     expect(r.kind).toBe('reset');
     expect(r.trace.some((s) => s.kind === 'conntrack' && s.host === 'node' && s.event === 'destroyed')).toBe(true);
@@ -349,5 +361,36 @@ describe('conntrack in the datapath', () => {
     expect(r.kind).toBe('timed-out');
     expect(r.trace.some((s) => s.kind === 'conntrack' && s.host === 'r1' && s.event === 'invalid')).toBe(true);
     expect(r.drops[0]).toMatchObject({ host: 'r1', packet: { flags: 'SYN,ACK' }, site: { stage: 'hook', table: 'filter', chain: 'FORWARD', index: 1 } });
+  });
+});
+
+describe('related ICMP and moving routes', () => {
+  it('should un-NAT an ICMP error from a router behind the node: outer source and embedded header as the client knows them', () => {
+    const net = new Network({ rng: seeded(9) });
+    host(net, 'client', { eth0: '192.0.2.10/24' }, 'ip route add default via 192.0.2.1');
+    const node = host(net, 'node', { eth0: '192.0.2.1/24', eth1: '198.51.100.1/24' }, 'sysctl -w net.ipv4.ip_forward=1', 'ip route add 198.18.5.0/24 via 198.51.100.2');
+    // r2 forwards but has no route to the endpoint: it answers net unreachable.
+    host(net, 'r2', { eth0: '198.51.100.2/24' }, 'sysctl -w net.ipv4.ip_forward=1');
+    net.wire('client/eth0', 'node/eth0').wire('node/eth1', 'r2/eth0');
+    node.setRuleset(append(append(emptyRuleset(), 'nat', 'PREROUTING', rule({ p: 'tcp', dport: 30080 }, T.dnat('198.18.5.5:8080'))), 'nat', 'POSTROUTING', rule({ o: 'eth1' }, T.masq())));
+    const r = net.connect('client', '192.0.2.1', 30080, { nowMs: 0, synRetries: 0, sport: 40000 });
+    expect(r.kind === 'unreachable' && [r.errno, r.by]).toEqual(['ENETUNREACH', 'r2 (no route to 198.18.5.5)']);
+    expect(r.trace.some((s) => s.kind === 'conntrack' && s.host === 'node' && s.event === 'related' && s.dir === 'reply')).toBe(true);
+    const arrived = r.trace.find((s) => s.kind === 'wire' && s.to.host === 'client');
+    // r2's own address disappears: the error looks like a reply from the address the client targeted.
+    expect(arrived?.kind === 'wire' && arrived.packet).toMatchObject({ src: '192.0.2.1', dst: '192.0.2.10', icmp: 'net-unreachable', inner: '192.0.2.10:40000 > 192.0.2.1:30080' });
+  });
+
+  it('should drop a masqueraded flow whose route moved to another interface and forget its entry (nf_nat_oif_changed)', () => {
+    const w = nodeWorld();
+    w.node.run('ip link add eth2 type veth', 'ip link set eth2 up', 'ip addr add 198.18.0.1/24 dev eth2');
+    w.node.setRuleset(append(append(emptyRuleset(), 'nat', 'PREROUTING', DNAT_30080), 'nat', 'POSTROUTING', rule({ d: '203.0.113.9/32' }, T.masq())));
+    const r = w.net.connect('client', '198.51.100.10', 30080, { nowMs: 0, synRetries: 0 });
+    if (r.kind !== 'established') throw new Error(r.kind);
+    w.node.run('ip route add 203.0.113.9/32 dev eth2');
+    const d = w.net.sendData(r.connection, { nowMs: 10 });
+    expect(d.kind).toBe('lost');
+    expect(d.drops[0]).toMatchObject({ host: 'node', site: { stage: 'conntrack', check: 'masquerade-oif-changed' } });
+    expect(w.node.conntrack.count(10)).toBe(0);
   });
 });

@@ -7,7 +7,6 @@
  * nodes run it); pass `version: '1.8.9'` for the other.
  */
 import { compareNames } from './draft.ts';
-import { refused } from './failure.ts';
 import { DEFAULT_IPTABLES_VERSION, Failure, type IptablesVersion } from './failure.ts';
 import { formatIpv4 } from './ip.ts';
 import { listMatchText } from './matches.ts';
@@ -188,7 +187,8 @@ export function listTable(table: Table, opts: ListOptions = {}): string {
     if (only === undefined) throw noSuchChain(table, opts.chain);
     if (opts.ruleNum !== undefined) {
       const rule = only.rules[opts.ruleNum - 1];
-      if (rule === undefined) throw refused('Index of deletion too big');
+      // A number past the end lists nothing and succeeds (go-iptables' ChainExists relies on it).
+      if (rule === undefined) return '';
       return ruleLine(rule, opts.ruleNum, f);
     }
     chains = [only];
@@ -225,7 +225,8 @@ export function listRules(table: Table, opts: ListRulesOptions = {}): string {
     if (only === undefined) throw noSuchChain(table, opts.chain);
     if (opts.ruleNum !== undefined) {
       const rule = only.rules[opts.ruleNum - 1];
-      if (rule === undefined) throw refused('Index of deletion too big');
+      // A number past the end lists nothing and succeeds (go-iptables' ChainExists relies on it).
+      if (rule === undefined) return '';
       return `-A ${only.name} ${ruleSpecWords(rule, { counters: verbose }).join(' ')}\n`;
     }
     chains = [only];

@@ -94,4 +94,14 @@ describe('iptables -S', () => {
     expect(listRules(t, { chain: 'INPUT', ruleNum: 1 })).toBe('-A INPUT -i lo -j ACCEPT\n');
     expect(listRules(t, { chain: 'OUTPUT' })).toBe('-P OUTPUT ACCEPT\n-A OUTPUT -m addrtype --dst-type LOCAL --limit-iface-out\n');
   });
+
+  it('should list nothing and succeed for a rule number past the end of an existing chain, as iptables 1.8.9 does', () => {
+    // go-iptables' ChainExists runs `-S chain 1`: exit 0 for any existing chain, even an empty one.
+    const t = ruleset.tables.filter;
+    expect(listRules(t, { chain: 'zz-last', ruleNum: 2 })).toBe('');
+    expect(listTable(t, { chain: 'zz-last', ruleNum: 5, numeric: true })).toBe('');
+    const empty = exec(freshRuleset(), ['-t', 'nat', '-N', 'FOO']).ruleset;
+    expect(exec(empty, ['-t', 'nat', '-S', 'FOO', '1'])).toMatchObject({ exitCode: 0, stdout: '', stderr: '' });
+    expect(exec(empty, ['-t', 'nat', '-S', 'BAR', '1']).exitCode).toBe(1);
+  });
 });

@@ -109,4 +109,4 @@ export {
 } from './context.ts';
 export { World, type KubeletTimings, type WorldOptions } from './world.ts';
 export { runScenario, type ControllerRegistry, type RunScenarioOptions, type ScenarioReport } from './run.ts';
-export { netfilterBackend } from './netfilterBackend.ts';
+export { netfilterBackend, type NetfilterBackend } from './netfilterBackend.ts';

@@ -47,19 +47,55 @@ export interface Problem {
 
 /**
  * An invariant that fires when a problem has persisted for longer than `settleMs` (or the
- * view's default settle time).
+ * view's default settle time), counting from the problem's appearance or the last disruption,
+ * whichever is later (disruptions: scenario actions, faults until they end, agent starts, and
+ * informer relists, when a controller blinded by a fault learns the truth).
  */
-export function settled(name: string, problems: (view: WorldView) => readonly Problem[], opts: { readonly settleMs?: number } = {}): () => Invariant {
+export function settled(
+  name: string,
+  problems: (view: WorldView) => readonly Problem[],
+  opts: {
+    readonly settleMs?: number;
+    /**
+     * The problems depend only on the Pods and the nodes' rules: recompute them only when one of
+     * those changed (both are immutable, so identity tells). Most steps change neither.
+     */
+    readonly dependsOnPodsAndRulesOnly?: boolean;
+  } = {},
+): () => Invariant {
   return () => {
     const since = new Map<string, number>();
+    let memoPods: unknown = undefined;
+    let memoRules: unknown[] = [];
+    let memo: readonly Problem[] = [];
+    const compute = (view: WorldView): readonly Problem[] => {
+      if (opts.dependsOnPodsAndRulesOnly !== true) return problems(view);
+      const pods = view.pods();
+      const nodes = view.nodes;
+      let same = pods === memoPods && nodes.length === memoRules.length;
+      for (let i = 0; same && i < nodes.length; i++) same = view.ruleset((nodes[i] as { readonly name: string }).name) === memoRules[i];
+      if (same) return memo;
+      memoPods = pods;
+      memoRules = nodes.map((n) => view.ruleset(n.name));
+      memo = problems(view);
+      return memo;
+    };
     return {
       name,
       check(view) {
         const settleMs = opts.settleMs ?? view.settleMs;
         const now = view.nowMs;
-        const current = problems(view);
+        const current = compute(view);
+        if (current.length === 0) {
+          if (since.size > 0) since.clear();
+          return undefined;
+        }
         const seen = new Set<string>();
         let worst: { readonly p: Problem; readonly ageMs: number } | undefined;
+        // A problem counts from when it appeared, or from the last disruption if later: a
+        // controller is not blamed while a fault keeps it blind, only after it has had the
+        // settle time to converge.
+        const calm = view.lastDisruptionMs;
         for (const p of current) {
           seen.add(p.key);
           let s = since.get(p.key);
@@ -67,11 +103,12 @@ export function settled(name: string, problems: (view: WorldView) => readonly Pr
             s = now;
             since.set(p.key, s);
           }
-          const ageMs = now - s;
+          const from = Math.max(s, calm);
+          const ageMs = now - from;
           if ((ageMs > settleMs || settleMs === 0) && worst === undefined) worst = { p, ageMs };
-          else if (settleMs > 0) view.recheckAt(s + settleMs + 1);
+          else if (settleMs > 0) view.recheckAt(from + settleMs + 1);
         }
-        for (const k of [...since.keys()]) if (!seen.has(k)) since.delete(k);
+        if (since.size > seen.size) for (const k of [...since.keys()]) if (!seen.has(k)) since.delete(k);
         if (worst === undefined) return undefined;
         return {
           message: settleMs === 0 ? worst.p.message : `${worst.p.message} (for ${worst.ageMs}ms, longer than the ${settleMs}ms settle time)`,
@@ -136,7 +173,7 @@ export function noStaleDnat(opts: NoStaleDnatOptions): () => Invariant {
       }
       return out;
     },
-    opts.settleMs !== undefined ? { settleMs: opts.settleMs } : {},
+    { ...(opts.settleMs !== undefined ? { settleMs: opts.settleMs } : {}), dependsOnPodsAndRulesOnly: true },
   );
 }
 
@@ -199,29 +236,41 @@ export interface NoDuplicateRulesOptions {
 /** **No duplicate rules**: no chain holds the same rule twice. */
 export function noDuplicateRules(opts: NoDuplicateRulesOptions = {}): () => Invariant {
   const table = opts.table ?? 'nat';
-  return settled(
-    'no duplicate rules',
-    (view) => {
-      const out: Problem[] = [];
-      for (const node of view.nodes) {
-        const t = view.ruleset(node.name).tables[table];
-        const names = opts.chains ?? Object.keys(t.chains).sort();
-        for (const name of names) {
-          const chain = t.chains[name];
-          if (chain === undefined) continue;
-          const seen = new Map<string, number>();
-          chain.rules.forEach((r, i) => {
-            const id = ruleIdentity(r);
-            const first = seen.get(id);
-            if (first === undefined) seen.set(id, i + 1);
-            else out.push({ key: `${node.name}|${name}|${id}`, message: `${name} on ${node.name} holds the same rule at positions ${first} and ${i + 1}`, state: { node: node.name, chain: name, positions: [first, i + 1] } });
-          });
-        }
+  return () => {
+    // Rules are immutable and keep their identity across changes to other rules: canonicalise each once.
+    const ids = new WeakMap<Rule, string>();
+    const idOf = (r: Rule): string => {
+      let id = ids.get(r);
+      if (id === undefined) {
+        id = ruleIdentity(r);
+        ids.set(r, id);
       }
-      return out;
-    },
-    { settleMs: opts.settleMs ?? 0 },
-  );
+      return id;
+    };
+    return settled(
+      'no duplicate rules',
+      (view) => {
+        const out: Problem[] = [];
+        for (const node of view.nodes) {
+          const t = view.ruleset(node.name).tables[table];
+          const names = opts.chains ?? Object.keys(t.chains).sort();
+          for (const name of names) {
+            const chain = t.chains[name];
+            if (chain === undefined || chain.rules.length < 2) continue;
+            const seen = new Map<string, number>();
+            chain.rules.forEach((r, i) => {
+              const id = idOf(r);
+              const first = seen.get(id);
+              if (first === undefined) seen.set(id, i + 1);
+              else out.push({ key: `${node.name}|${name}|${id}`, message: `${name} on ${node.name} holds the same rule at positions ${first} and ${i + 1}`, state: { node: node.name, chain: name, positions: [first, i + 1] } });
+            });
+          }
+        }
+        return out;
+      },
+      { settleMs: opts.settleMs ?? 0, dependsOnPodsAndRulesOnly: true },
+    )();
+  };
 }
 
 // ---- annotations agree with rules ------------------------------------------------------------------
@@ -300,7 +349,7 @@ export function annotationsAgreeWithRules(opts: AnnotationsAgreeOptions): () => 
       }
       return out;
     },
-    opts.settleMs !== undefined ? { settleMs: opts.settleMs } : {},
+    { ...(opts.settleMs !== undefined ? { settleMs: opts.settleMs } : {}), dependsOnPodsAndRulesOnly: true },
   );
 }
 

@@ -38,6 +38,8 @@ export interface IptablesBackend {
   restore(ruleset: Ruleset, text: string, flags: RestoreFlags): ExecResult;
   /** `iptables-save` text of one table, or of every table in use when `table` is absent. */
   save(ruleset: Ruleset, table?: TableName): string;
+  /** The rules of a fresh host (default: netfilter's `freshRuleset()`). */
+  initialRuleset?(): Ruleset;
 }
 
 /** Where a node's rules live (the host's kernel state: it survives agent restarts). */
@@ -214,6 +216,7 @@ export function createIptablesHandle(args: {
     for (;;) {
       const a = await engine.call({ kind: 'iptables', label, delayMs: delay(program === 'iptables' ? latencyMs : restoreLatencyMs) }, () => {
         const r = program === 'iptables-save' ? ({ kind: 'done', result: body() } as const) : attempt(program, body);
+        if (!engine.trace.enabled) return r;
         if (r.kind === 'done') {
           engine.emit(eventType, {
             node,

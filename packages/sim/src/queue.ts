@@ -18,6 +18,8 @@ export interface QueuedStep {
   readonly owner: string | null;
   readonly run: () => void;
   cancelled: boolean;
+  /** Taken out of the queue to run: cancelling it now changes nothing. */
+  taken?: boolean;
 }
 
 function before(a: QueuedStep, b: QueuedStep): boolean {
@@ -29,6 +31,8 @@ export class EventQueue {
   #ready: QueuedStep[] = [];
   #readyTimeMs = 0;
   #live = 0;
+  /** Cancelled steps still sitting in the heap (dropped lazily, or by a compaction). */
+  #cancelledInHeap = 0;
 
   /** Live (not cancelled) steps, ready or future. */
   get size(): number {
@@ -66,11 +70,15 @@ export class EventQueue {
   }
 
   cancel(step: QueuedStep): void {
-    if (step.cancelled) return;
+    if (step.cancelled || step.taken === true) return;
     step.cancelled = true;
     this.#live--;
     const i = this.#ready.indexOf(step);
     if (i >= 0) this.#ready.splice(i, 1);
+    else {
+      this.#cancelledInHeap++;
+      this.#maybeCompact();
+    }
   }
 
   /** Cancel every live step owned by `owner`; returns how many. */
@@ -80,6 +88,7 @@ export class EventQueue {
       if (!s.cancelled && s.owner === owner) {
         s.cancelled = true;
         this.#live--;
+        this.#cancelledInHeap++;
         n++;
       }
     }
@@ -92,7 +101,23 @@ export class EventQueue {
       } else keep.push(s);
     }
     this.#ready = keep;
+    this.#maybeCompact();
     return n;
+  }
+
+  /**
+   * Cancelled steps far in the future (a watch timeout minutes ahead) would keep their closures,
+   * and whatever those hold (a dead process's informer cache), alive until their time: once they
+   * are half the heap, rebuild it without them.
+   */
+  #maybeCompact(): void {
+    if (this.#cancelledInHeap < 64 || this.#cancelledInHeap * 2 < this.#heap.length) return;
+    const live = this.#heap.filter((s) => !s.cancelled);
+    this.#heap.length = 0;
+    this.#cancelledInHeap = 0;
+    // Re-insert in (time, seq) order: a sorted array is already a valid binary heap.
+    live.sort((a, b) => (a.timeMs - b.timeMs) || (a.seq - b.seq));
+    for (const s of live) this.#heap.push(s);
   }
 
   /**
@@ -130,6 +155,7 @@ export class EventQueue {
     assert(s !== undefined, `take(${index}) out of ${this.#ready.length} ready`);
     this.#ready.splice(index, 1);
     this.#live--;
+    s.taken = true;
     return s;
   }
 
@@ -141,7 +167,10 @@ export class EventQueue {
   }
 
   #dropCancelledTop(): void {
-    while (this.#heap.length > 0 && (this.#heap[0] as QueuedStep).cancelled) this.#popHeap();
+    while (this.#heap.length > 0 && (this.#heap[0] as QueuedStep).cancelled) {
+      this.#popHeap();
+      this.#cancelledInHeap--;
+    }
   }
 
   #popHeap(): QueuedStep {

@@ -143,6 +143,8 @@ function builtin(e: TraceEvent): RenderedLine | undefined {
       return storyLine(`fault: the next iptables-restore on ${str(e['node'])} fails at line ${str(e['line'])}`);
     case 'fault.iptables.slow':
       return storyLine(`fault: iptables on ${str(e['node'])} takes ${str(e['extraMs'])}ms longer for ${str(e['durationMs'])}ms`);
+    case 'probe.result':
+      return storyLine(e['ok'] === true ? `probe ${str(e['probe'])} succeeds again` : `probe ${str(e['probe'])} fails: ${str(e['outcome'])}${str(e['detail']) !== '' ? ` (${str(e['detail'])})` : ''}`);
     case 'kube.watch.gap':
       return storyLine(`watch ${str(e['watch'])} loses events until t=${str(e['untilMs'])}ms`);
     case 'kube.reflector.list':

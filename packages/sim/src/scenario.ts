@@ -57,8 +57,12 @@ export interface NodeSpec {
 
 export interface ClusterSpec {
   readonly nodes: readonly NodeSpec[];
-  /** Which client-go informer queue the agents' informers use (default DeltaFIFO). */
-  readonly queueMode?: 'DeltaFIFO' | 'RealFIFO';
+  /**
+   * Which client-go informer queue the agents' informers use (default DeltaFIFO, what client-go up
+   * to v0.35 and most deployed agents run; RealFIFO is the InOrderInformers default; AtomicFIFO
+   * adds atomic relists). See docs/kube.md.
+   */
+  readonly queueMode?: 'DeltaFIFO' | 'RealFIFO' | 'AtomicFIFO';
   /** Objects present before the agents start. */
   readonly services?: readonly ServiceSpec[];
   readonly pods?: readonly PodSpec[];
@@ -108,8 +112,8 @@ export interface TimedAction {
 
 /** A periodic probe run through the datapath. */
 export type ProbeSpec =
-  /** A load balancer health-checks every node port the NodePortLocal annotations publish. */
-  | { readonly kind: 'npl-health'; readonly everyMs: number }
+  /** A load balancer health-checks every node port the NodePortLocal annotations publish (annotation default `nodeportlocal.antrea.io`). */
+  | { readonly kind: 'npl-health'; readonly everyMs: number; readonly annotation?: string }
   /** A load balancer health-checks a NodePort on every node. */
   | { readonly kind: 'nodeport-health'; readonly service: string; readonly namespace?: string; readonly everyMs: number }
   /** Every running Pod opens a connection to an external host (egress through masquerade). */

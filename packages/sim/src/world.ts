@@ -11,7 +11,9 @@ import {
   type Informer,
   type IpamPolicy,
   type Kind,
+  type KubeObject,
   type KubeTraceEvent,
+  type ObjectOf,
   type Pod,
   type PodInput,
   type ServiceInput,
@@ -23,7 +25,8 @@ import { Engine, type Bounds, type RunOutcome, type ScheduleOptions, type Task, 
 import { SimError } from './errors.ts';
 import { SeededIds } from './ids.ts';
 import { instantiate, type InvariantSource } from './invariants.ts';
-import { createIptablesHandle, noIptablesFaults, type IptablesBackend, type IptablesFaultState, type IptablesHandleOptions } from './iptables.ts';
+import { createIptablesHandle, noIptablesFaults, type IptablesBackend, type IptablesFaultState, type IptablesHandleOptions, type RulesetStore } from './iptables.ts';
+import { ClusterDatapath, EXTERNAL_IP, EXTERNAL_PORT, type ProbeOutcome } from './datapath.ts';
 import type { JsonObject } from './json.ts';
 import { netfilterBackend } from './netfilterBackend.ts';
 import type { Action, ClusterSpec, PodSpec, ProbeSpec, ServiceSpec } from './scenario.ts';
@@ -50,6 +53,11 @@ export interface WorldOptions {
   readonly controller?: Controller<ControllerContext>;
   readonly invariants?: readonly InvariantSource[];
   readonly probes?: readonly ProbeSpec[];
+  /**
+   * Build the data plane (`@netsim/kernel` hosts for nodes, Pods, a load balancer and an external
+   * host) so probes can run through it. Default: built when there are probes.
+   */
+  readonly datapath?: boolean;
   /** Default settle time of invariants and probes (default 3000 ms). */
   readonly settleMs?: number;
   /** A controller error is a finding that stops the run (default), or crashes the agent, which restarts. */
@@ -65,7 +73,8 @@ export interface WorldOptions {
 
 interface NodeState {
   readonly info: NodeInfo;
-  ruleset: Ruleset;
+  /** The node's rules: the kernel host's when the datapath is built, else a plain cell. */
+  rules: RulesetStore;
   readonly faults: IptablesFaultState;
   readonly informers: Set<Informer<Kind>>;
   agent: Agent<ControllerContext> | undefined;
@@ -127,6 +136,9 @@ export class World {
   readonly #probeResults = new Map<string, ProbeRecord>();
   readonly #kubelets: Kubelet[] = [];
   #lastDisruptionMs = -1;
+  #datapath: ClusterDatapath | undefined;
+  /** Ends of disruptions still in the future (a lock held until, a watch delay until). */
+  #disruptionEnds: number[] = [];
   #started = false;
 
   constructor(opts: WorldOptions) {
@@ -150,6 +162,13 @@ export class World {
     if (!Number.isSafeInteger(this.settleMs) || this.settleMs < 0) throw new SimError('invalid-argument', `settleMs must be a non-negative integer, got ${String(this.settleMs)}`);
     const ids = new SeededIds(engine.streams.ids);
     const kubeTrace = (e: KubeTraceEvent): void => {
+      // Pod sandboxes come and go with the kubelet: so do their network namespaces.
+      if (this.#datapath !== undefined) this.#followSandboxes(e);
+      // A relist is when a controller that was blind (a watch gap, a reset) learns the truth: the
+      // settle time of eventual invariants counts from there.
+      if (e.type === 'kube.reflector.list' && Number(e.fields['list']) > 1) this.#disrupted();
+      // A broken watch waiting out its backoff leaves the controller blind until the relist.
+      if (e.type === 'kube.reflector.backoff') this.#disruptedUntil(e.at + Number(e.fields['delayMs']));
       engine.trace.record(engine.step, e.at, e.type, e.fields);
     };
     this.api = new ApiServer({
@@ -167,18 +186,29 @@ export class World {
       if (ip !== undefined && ip !== '') this.#owners.set(ip, { pod: `${p.metadata.namespace}/${p.metadata.name}`, uid: p.metadata.uid, node: p.spec.nodeName ?? '' });
     });
 
+    const backend = opts.iptablesBackend ?? netfilterBackend();
+    const initial = backend.initialRuleset?.() ?? freshRuleset();
     opts.cluster.nodes.forEach((n, i) => {
       if (this.#nodes.has(n.name)) throw new SimError('duplicate-name', `cluster.nodes: node "${n.name}" is listed twice`);
       if (i > 240) throw new SimError('invalid-argument', 'cluster.nodes: at most 241 nodes (node addresses come from 192.0.2.0/24)');
       const ip = `192.0.2.${11 + i}`;
       const node = api.create('Node', { metadata: { name: n.name }, status: { addresses: [{ type: 'InternalIP', address: ip }] } });
       const podCidr = node.spec.podCIDR ?? '';
-      this.#nodes.set(n.name, { info: { name: n.name, ip, podCidr }, ruleset: freshRuleset(), faults: noIptablesFaults(), informers: new Set(), agent: undefined });
+      let cell = initial;
+      this.#nodes.set(n.name, { info: { name: n.name, ip, podCidr }, rules: { get: () => cell, set: (r) => (cell = r) }, faults: noIptablesFaults(), informers: new Set(), agent: undefined });
       const ipamPolicy = opts.kubelet?.ipamPolicy ?? opts.cluster.ipamPolicy;
       const kubelet = new Kubelet(api, { nodeName: n.name, ...(opts.kubelet ?? {}), ...(ipamPolicy !== undefined ? { ipamPolicy } : {}), trace: kubeTrace });
       kubelet.start();
       this.#kubelets.push(kubelet);
     });
+    if (opts.datapath ?? (opts.probes ?? []).length > 0) {
+      const dp = new ClusterDatapath({ rng: engine.streams.kernel, nodes: [...this.#nodes.values()].map((st) => st.info), initialRuleset: initial });
+      this.#datapath = dp;
+      for (const st of this.#nodes.values()) {
+        const h = dp.host(st.info.name);
+        st.rules = { get: () => h.ruleset, set: (r) => void h.setRuleset(r) };
+      }
+    }
     new EndpointSliceController(api).start();
     for (const s of opts.cluster.services ?? []) api.create('Service', serviceInput(s));
     for (const p of opts.cluster.pods ?? []) {
@@ -187,7 +217,6 @@ export class World {
     }
 
     const controller = opts.controller;
-    const backend = opts.iptablesBackend ?? netfilterBackend();
     if (controller !== undefined) {
       for (const st of this.#nodes.values()) {
         const node = st.info.name;
@@ -196,12 +225,14 @@ export class World {
           node,
           controller,
           (base, proc) => {
+            // Every (re)start is a disruption: the new process starts blind and needs the settle time.
+            this.#disrupted();
             const iptables = createIptablesHandle({
               engine,
               node,
               agent: base.agent,
               backend,
-              store: { get: () => st.ruleset, set: (r) => (st.ruleset = r) },
+              store: { get: () => st.rules.get(), set: (r) => st.rules.set(r) },
               faults: st.faults,
               ...(opts.iptables !== undefined ? { options: opts.iptables } : {}),
             });
@@ -227,7 +258,7 @@ export class World {
 
     const nodes = [...this.#nodes.values()].map((s) => s.info);
     const owners = this.#owners;
-    const probes = this.#probeResults;
+    const probeResults = this.#probeResults;
     // eslint-disable-next-line @typescript-eslint/no-this-alias -- the view reads live world state through this reference
     const world = this;
     this.view = {
@@ -237,13 +268,13 @@ export class World {
       nodes,
       settleMs: this.settleMs,
       get lastDisruptionMs() {
-        return world.#lastDisruptionMs;
+        return world.#currentLastDisruption();
       },
-      ruleset: (node) => world.#node(node).ruleset,
-      pods: () => api.list('Pod').items,
-      services: () => api.list('Service').items,
+      ruleset: (node) => world.#node(node).rules.get(),
+      pods: () => world.#listCached('Pod'),
+      services: () => world.#listCached('Service'),
       agentState: (node) => world.#node(node).agent?.state ?? 'down',
-      probes: () => [...probes.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
+      probes: () => [...probeResults.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
       ipOwner: (ip) => owners.get(ip),
       recheckAt: (atMs) => engine.recheckAt(atMs),
     };
@@ -251,8 +282,81 @@ export class World {
       const inv = instantiate(src);
       engine.addInvariant(inv.name, () => inv.check(this.view));
     }
-    if ((opts.probes ?? []).length > 0) {
-      throw new SimError('invalid-argument', 'probes need the host datapath (@netsim/kernel), which this build of the world does not wire yet');
+    const probes = opts.probes ?? [];
+    if (probes.length > 0 && this.#datapath === undefined) {
+      throw new SimError('invalid-argument', 'probes run through the data plane: do not set datapath: false together with probes');
+    }
+    for (const spec of probes) this.#scheduleProbe(spec);
+  }
+
+  /** The data plane, when built. */
+  get datapath(): ClusterDatapath | undefined {
+    return this.#datapath;
+  }
+
+  #scheduleProbe(spec: ProbeSpec): void {
+    if (!Number.isSafeInteger(spec.everyMs) || spec.everyMs < 1) throw new SimError('invalid-argument', `probe ${spec.kind}: everyMs must be a positive integer, got ${String(spec.everyMs)}`);
+    const tick = (): void => {
+      this.#runProbe(spec);
+      this.engine.after(spec.everyMs, { kind: 'probe', label: `probe ${spec.kind}` }, tick);
+    };
+    this.engine.after(spec.everyMs, { kind: 'probe', label: `probe ${spec.kind}` }, tick);
+  }
+
+  #runProbe(spec: ProbeSpec): void {
+    const dp = this.#datapath;
+    if (dp === undefined) return;
+    const now = this.engine.now();
+    const results: { readonly id: string; readonly o: ProbeOutcome }[] = [];
+    const pods = this.api.list('Pod').items.filter(isPodLive);
+    switch (spec.kind) {
+      case 'npl-health': {
+        const annotation = spec.annotation ?? 'nodeportlocal.antrea.io';
+        for (const p of pods) {
+          const text = p.metadata.annotations[annotation];
+          if (text === undefined) continue;
+          let entries: unknown;
+          try {
+            entries = JSON.parse(text);
+          } catch {
+            continue;
+          }
+          if (!Array.isArray(entries)) continue;
+          const expected = dp.podHost(p.metadata.uid);
+          for (const e of entries as { nodeIP?: unknown; nodePort?: unknown; podPort?: unknown; protocol?: unknown }[]) {
+            if (typeof e.nodeIP !== 'string' || typeof e.nodePort !== 'number' || (typeof e.protocol === 'string' && e.protocol.toLowerCase() !== 'tcp')) continue;
+            const o = dp.connect('lb', e.nodeIP, e.nodePort, now);
+            const id = `npl-health ${p.metadata.namespace}/${p.metadata.name}:${String(e.podPort)} via ${e.nodeIP}:${e.nodePort}`;
+            results.push({ id, o: o.ok && o.server !== expected ? { ok: false, outcome: 'wrong-backend', detail: `${o.detail}, expected ${expected ?? 'the Pod'}`, server: o.server } : o });
+          }
+        }
+        break;
+      }
+      case 'nodeport-health': {
+        const svc = this.api.find('Service', spec.namespace ?? DEFAULT_NAMESPACE, spec.service);
+        if (svc === undefined) break;
+        for (const port of svc.spec.ports) {
+          if (port.nodePort === undefined) continue;
+          for (const st of this.#nodes.values()) {
+            results.push({ id: `nodeport-health ${svc.metadata.namespace}/${svc.metadata.name} via ${st.info.ip}:${port.nodePort}`, o: dp.connect('lb', st.info.ip, port.nodePort, now) });
+          }
+        }
+        break;
+      }
+      case 'pod-egress':
+        for (const p of pods) {
+          const from = dp.podHost(p.metadata.uid);
+          if (from === undefined) continue;
+          results.push({ id: `pod-egress ${p.metadata.namespace}/${p.metadata.name} → ${EXTERNAL_IP}:${EXTERNAL_PORT}`, o: dp.connect(from, EXTERNAL_IP, EXTERNAL_PORT, now) });
+        }
+        break;
+    }
+    const prefix = `${spec.kind} `;
+    for (const id of [...this.#probeResults.keys()]) if (id.startsWith(prefix) && !results.some((r) => r.id === id)) this.#probeResults.delete(id);
+    for (const { id, o } of results) {
+      const before = this.#probeResults.get(id);
+      this.#probeResults.set(id, { id, kind: spec.kind, ok: o.ok, outcome: o.outcome, detail: o.detail, atMs: now });
+      if (before === undefined ? !o.ok : before.ok !== o.ok) this.engine.emit('probe.result', { probe: id, ok: o.ok, outcome: o.outcome, detail: o.detail });
     }
   }
 
@@ -270,7 +374,7 @@ export class World {
 
   /** The node's current rules. */
   ruleset(node: string): Ruleset {
-    return this.#node(node).ruleset;
+    return this.#node(node).rules.get();
   }
 
   /** The node's info (IP, Pod CIDR). */
@@ -292,7 +396,7 @@ export class World {
   act(action: Action): void {
     const engine = this.engine;
     const api = this.api;
-    this.#lastDisruptionMs = engine.now();
+    this.#disrupted();
     const emit = (type: string, fields: JsonObject): void => engine.emit(type, fields);
     const ns = (n: string | undefined): string => n ?? DEFAULT_NAMESPACE;
     const tolerate = (what: string, fn: () => void): void => {
@@ -322,7 +426,7 @@ export class World {
         const spec = specOfPod(cur);
         tolerate('pod.recreate', () => api.delete('Pod', cur.metadata.namespace, cur.metadata.name, { gracePeriodSeconds: 0 }));
         engine.after(action.gapMs, { kind: 'action', label: `recreate ${spec.name}` }, () => {
-          this.#lastDisruptionMs = engine.now();
+          this.#disrupted();
           emit('world.pod.create', { pod: `${ns(spec.namespace)}/${spec.name}`, node: spec.node, ports: spec.ports.map((p) => `${p.port}/${p.protocol}`).join(',') });
           tolerate('pod.create', () => api.create('Pod', podInput(spec)));
         });
@@ -370,6 +474,7 @@ export class World {
       case 'watch.gap':
         emit('fault.watch.gap', { ...(action.node !== undefined ? { node: action.node } : {}), durationMs: action.durationMs });
         for (const inf of this.#informers(action.node)) inf.watchGap(action.durationMs);
+        this.#disruptedUntil(engine.now() + action.durationMs);
         return;
       case 'watch.reset':
         emit('fault.watch.reset', { ...(action.node !== undefined ? { node: action.node } : {}) });
@@ -379,6 +484,7 @@ export class World {
         emit('fault.watch.delay', { ...(action.node !== undefined ? { node: action.node } : {}), delayMs: action.delayMs, durationMs: action.durationMs });
         const affected = this.#informers(action.node);
         for (const inf of affected) inf.setWatchDelay(action.delayMs);
+        this.#disruptedUntil(engine.now() + action.durationMs + action.delayMs);
         engine.after(action.durationMs, { kind: 'fault', label: 'watch delay ends' }, () => {
           for (const inf of affected) inf.setWatchDelay(0);
         });
@@ -388,6 +494,7 @@ export class World {
         emit('fault.iptables.lock', { node: action.node, durationMs: action.durationMs });
         const f = this.#node(action.node).faults;
         f.lockHeldUntilMs = Math.max(f.lockHeldUntilMs, engine.now() + action.durationMs);
+        this.#disruptedUntil(f.lockHeldUntilMs);
         return;
       }
       case 'iptables.fail':
@@ -403,6 +510,7 @@ export class World {
         const f = this.#node(action.node).faults;
         f.slowExtraMs = action.extraMs;
         f.slowUntilMs = engine.now() + action.durationMs;
+        this.#disruptedUntil(f.slowUntilMs);
         return;
       }
     }
@@ -416,7 +524,7 @@ export class World {
       const agent = st.agent;
       if (agent === undefined) continue;
       this.engine.after(0, { kind: 'lifecycle', label: `start ${agent.name}` }, () => {
-        this.#lastDisruptionMs = this.engine.now();
+        this.#disrupted();
         agent.start();
       });
     }
@@ -426,6 +534,62 @@ export class World {
   async run(untilMs: number): Promise<RunOutcome> {
     this.start();
     return this.engine.run({ untilMs });
+  }
+
+  readonly #listCache = new Map<Kind, { readonly rv: string; readonly items: readonly KubeObject[] }>();
+
+  /** The API server's objects of a kind, the same array while nothing was written (checkers compare identities). */
+  #listCached<K extends 'Pod' | 'Service'>(kind: K): readonly ObjectOf<K>[] {
+    const rv = this.api.resourceVersion();
+    const c = this.#listCache.get(kind);
+    if (c !== undefined && c.rv === rv) return c.items as readonly ObjectOf<K>[];
+    const items = this.api.list(kind).items;
+    this.#listCache.set(kind, { rv, items });
+    return items;
+  }
+
+  #followSandboxes(e: KubeTraceEvent): void {
+    const dp = this.#datapath;
+    if (dp === undefined) return;
+    const f = e.fields;
+    if (e.type === 'kube.kubelet' && (f['transition'] === 'running' || f['transition'] === 'running+ready') && typeof f['ip'] === 'string') {
+      const [ns, name] = String(f['pod']).split('/') as [string, string];
+      const pod = this.api.find('Pod', ns, name);
+      if (pod === undefined || pod.metadata.uid !== f['uid'] || pod.spec.hostNetwork) return;
+      const tcpPorts = pod.spec.containers.flatMap((c) => c.ports.filter((p) => p.protocol === 'TCP').map((p) => p.containerPort));
+      dp.podUp({ node: String(f['node']), pod: String(f['pod']), uid: String(f['uid']), ip: f['ip'], tcpPorts });
+    } else if (e.type === 'kube.ipam' && f['result'] === 'released') {
+      dp.podDown(String(f['uid']));
+    }
+  }
+
+  /** A disruption happens now. */
+  #disrupted(): void {
+    this.#lastDisruptionMs = Math.max(this.#lastDisruptionMs, this.engine.now());
+  }
+
+  /** A disruption lasts until `untilMs`. */
+  #disruptedUntil(untilMs: number): void {
+    this.#disruptionEnds.push(untilMs);
+  }
+
+  #currentLastDisruption(): number {
+    const now = this.engine.now();
+    // An agent that is down or shutting down is a disruption in progress: nothing it owns can converge.
+    for (const st of this.#nodes.values()) {
+      if (st.agent !== undefined && this.#started && st.agent.state !== 'running') this.#lastDisruptionMs = now;
+    }
+    if (this.#disruptionEnds.length > 0) {
+      const future: number[] = [];
+      for (const t of this.#disruptionEnds) {
+        if (t <= now) this.#lastDisruptionMs = Math.max(this.#lastDisruptionMs, t);
+        else future.push(t);
+      }
+      this.#disruptionEnds = future;
+      // A disruption still in progress counts as happening now.
+      if (future.length > 0) this.#lastDisruptionMs = now;
+    }
+    return this.#lastDisruptionMs;
   }
 
   #node(name: string): NodeState {

@@ -43,6 +43,30 @@ describe('EventQueue', () => {
     expect(q.ready.map((s) => s.label)).toEqual(['d']);
   });
 
+  it('should ignore cancelling a step that already ran', () => {
+    const q = new EventQueue();
+    const a = step(10, 'a');
+    q.push(a);
+    q.push(step(20, 'b'));
+    q.advance(100);
+    q.take(0);
+    q.cancel(a);
+    expect(q.size).toBe(1);
+  });
+
+  it('should drop cancelled future steps from memory once they are half the heap', () => {
+    const q = new EventQueue();
+    const doomed = Array.from({ length: 100 }, (_, i) => step(1000 + i, `d${i}`, 'dead#1'));
+    for (const s of doomed) q.push(s);
+    q.push(step(5, 'live'));
+    expect(q.cancelOwned('dead#1')).toBe(100);
+    expect(q.size).toBe(1);
+    expect(q.advance(10_000)).toBe(true);
+    expect(q.ready.map((s) => s.label)).toEqual(['live']);
+    q.take(0);
+    expect(q.advance(10_000)).toBe(false);
+  });
+
   it('should put steps due now straight into the ready set', () => {
     const q = new EventQueue();
     q.push(step(10, 'a'));

@@ -29,7 +29,11 @@ function scan(file: string, text: string, containers: boolean): string[] {
 
 describe('tidy: no module-level mutable state', () => {
   it('should find no module-level let or var in any library source', () => {
-    const found = librarySourceFiles(root).flatMap((f) => scan(relative(root, f), readFileSync(f, 'utf8'), false));
+    // The conformance harness drives the real kernel (namespaces, processes): its process-level
+    // state is about the real machine, not a simulation, like the CLI's.
+    const simulated = librarySourceFiles(root).filter((f) => !f.includes('/packages/conformance/'));
+    expect(simulated.some((f) => f.includes('/packages/kube/'))).toBe(true);
+    const found = simulated.flatMap((f) => scan(relative(root, f), readFileSync(f, 'utf8'), false));
     expect(found).toEqual([]);
   });
 

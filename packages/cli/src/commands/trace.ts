@@ -45,6 +45,8 @@ export interface TraceOptions {
   readonly ruleset?: string;
   /** A host file: trace through the whole host (see traceHost.ts) instead of one hook's tables. */
   readonly host?: string;
+  /** The host as host-file lines on the command line (`--host-cmd`), with `ruleset` as its rules. */
+  readonly hostCmd?: readonly string[];
   readonly packet: string;
   readonly hook?: Hook;
   readonly localAddress: readonly string[];
@@ -350,6 +352,7 @@ export function traceCommand(): Command {
     .description('trace a packet through the netfilter tables of one hook of an iptables-save dump')
     .option('--ruleset <file>', 'iptables-save output to load ("-" for stdin)')
     .option('--host <file>', 'a host file (interfaces, addresses, routes, sysctls, sockets, ruleset): trace through the whole host, see docs/datapath.md')
+    .option('--host-cmd <line...>', 'the host on the command line instead of --host FILE: one host-file line each (e.g. "ip addr add 198.51.100.10/24 dev eth0"); --ruleset gives its rules', [])
     .requiredOption('--packet <spec>', 'the packet: "tcp SRC:SPORT > DST:DPORT [in IFACE] [out IFACE] [flags SYN,ACK] [mark N]"')
     .addOption(new Option('--hook <hook>', 'the hook to walk (default: PREROUTING for a packet with "in", else OUTPUT)').choices([...HOOKS]))
     .option('--local-address <addr...>', "the host's own addresses, as ADDR or ADDR@IFACE (addrtype LOCAL); 127.0.0.0/8 always is", [])
@@ -364,9 +367,16 @@ export function traceCommand(): Command {
     .option('--json', 'print one JSON object: verdict, nat, matched rules and the full trace', false)
     .action((opts: TraceOptions) => {
       try {
-        if (opts.host !== undefined) {
-          if (opts.ruleset !== undefined) throw new TraceInputError('--host takes the ruleset from the host file; drop --ruleset');
-          const run = runHostTrace({ host: opts.host, packet: opts.packet, seed: opts.seed, ...(opts.mark !== undefined ? { mark: opts.mark } : {}) });
+        const hostCommands = opts.hostCmd ?? [];
+        if (opts.host !== undefined || hostCommands.length > 0) {
+          if (opts.host !== undefined && hostCommands.length > 0) throw new TraceInputError('give the host as --host FILE or as --host-cmd lines, not both');
+          if (opts.host !== undefined && opts.ruleset !== undefined) throw new TraceInputError('--host takes the ruleset from the host file; drop --ruleset');
+          const run = runHostTrace({
+            ...(opts.host !== undefined ? { host: opts.host } : { hostCommands, ...(opts.ruleset !== undefined ? { ruleset: opts.ruleset } : {}) }),
+            packet: opts.packet,
+            seed: opts.seed,
+            ...(opts.mark !== undefined ? { mark: opts.mark } : {}),
+          });
           process.stdout.write(opts.json ? `${JSON.stringify(hostTraceJson(run), null, 2)}\n` : formatHostTraceReport(run, opts.seed));
           return;
         }

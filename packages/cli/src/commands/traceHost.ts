@@ -16,7 +16,14 @@ export class HostTraceInputError extends Error {
 }
 
 export interface HostTraceCliOptions {
-  readonly host: string;
+  /** A host file; or, with `hostCommands`, absent. */
+  readonly host?: string;
+  /**
+   * The host given on the command line instead of a file: host-file lines (`ip addr add …`,
+   * `sysctl -w …`, `listen tcp 22`), each one `--host-cmd`, plus an optional `--ruleset FILE`.
+   */
+  readonly hostCommands?: readonly string[];
+  readonly ruleset?: string;
   readonly packet: string;
   readonly mark?: number;
   readonly seed: number;
@@ -36,10 +43,26 @@ function read(path: string, what: string): string {
   }
 }
 
+function loadHostFile(path: string) {
+  const text = read(path, 'host file');
+  return parseHostFile(text, path, (p) => read(isAbsolute(p) ? p : join(dirname(path), p), 'ruleset'));
+}
+
+/**
+ * Builds the host from `--host-cmd` lines: they are exactly host-file lines, so errors name the
+ * argument as `--host-cmd:N:COL` where N counts the `--host-cmd` options from 1.
+ */
+function hostFromCommands(lines: readonly string[], ruleset: string | undefined) {
+  if (lines.length === 0) throw new HostTraceInputError('give --host FILE, or the host as --host-cmd lines');
+  const bad = lines.findIndex((l) => l.includes('\n'));
+  if (bad >= 0) throw new HostTraceInputError(`--host-cmd #${bad + 1} holds a newline: give one host-file line per --host-cmd`);
+  const text = [...lines, ...(ruleset !== undefined ? [`iptables-restore ${ruleset}`] : [])].join('\n');
+  return parseHostFile(text, '--host-cmd', (p) => read(p, 'ruleset'));
+}
+
 /** Loads the host file, walks the packet through the host, returns what the printers need. */
 export function runHostTrace(o: HostTraceCliOptions): HostTraceRun {
-  const text = read(o.host, 'host file');
-  const host = parseHostFile(text, o.host, (p) => read(isAbsolute(p) ? p : join(dirname(o.host), p), 'ruleset'));
+  const host = o.host !== undefined ? loadHostFile(o.host) : hostFromCommands(o.hostCommands ?? [], o.ruleset);
   let packet = parsePacketSpec(o.packet);
   if (o.mark !== undefined) packet = { ...packet, mark: o.mark >>> 0 };
   const draw = seededRandom31(o.seed);
