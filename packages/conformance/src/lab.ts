@@ -145,24 +145,28 @@ export class Lab {
   readonly names: LabNames;
   readonly topology: Topology;
   readonly backend: Backend;
+  /** Conntrack pinned on (see KEEP_CONNTRACK); false: on only while a rule needs it, as on Linux. */
+  readonly pinConntrack: boolean;
   private readonly tools: { readonly restore: string; readonly save: string };
   private readonly python: string;
   private destroyed = false;
   /** The sysctl values last written, so a case that changes none costs no process. */
   private readonly written = new Map<string, number>();
 
-  private constructor(names: LabNames, topology: Topology, backend: Backend, python: string) {
+  private constructor(names: LabNames, topology: Topology, backend: Backend, pinConntrack: boolean, python: string) {
     this.names = names;
     this.topology = topology;
     this.backend = backend;
+    this.pinConntrack = pinConntrack;
     this.tools = backendTools(backend);
     this.python = python;
   }
 
   /** Builds the namespaces, links, addresses, routes and neighbours of `topology`. */
-  static create(opts: { readonly topology?: Topology; readonly backend?: Backend } = {}): Lab {
+  static create(opts: { readonly topology?: Topology; readonly backend?: Backend; readonly pinConntrack?: boolean } = {}): Lab {
     const topology = opts.topology ?? TOPOLOGY;
     const backend = opts.backend ?? 'nft';
+    const pinConntrack = opts.pinConntrack ?? true;
     const python = pythonPath();
     if (python === undefined) throw new Error('conformance lab: python3 not found (the packet pump needs it)');
     const prefix = nextPrefix();
@@ -197,12 +201,12 @@ export class Lab {
       }
       run('ip', ['-n', names.node, '-batch', '-'], { input: batch.join('\n') + '\n' });
       writeSysctls(names.node, baseSysctls(topology));
-      runIn(names.node, backendTools(backend).restore, [], { input: KEEP_CONNTRACK });
+      if (pinConntrack) runIn(names.node, backendTools(backend).restore, [], { input: KEEP_CONNTRACK });
     } catch (e) {
       for (const ns of created) releaseNetns(ns);
       throw e;
     }
-    return new Lab(names, topology, backend, python);
+    return new Lab(names, topology, backend, pinConntrack, python);
   }
 
   /**

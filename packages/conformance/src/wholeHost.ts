@@ -5,6 +5,9 @@
  * out to a peer) that peer's answer to the packet exactly as the kernel sent it, so the reply
  * direction (un-NAT, conntrack state) is compared too.
  *
+ * Run it in a lab made with `pinConntrack: false`, so that when conntrack runs at all is the
+ * kernel's decision, compared with netsim's.
+ *
  * Compared per packet: rule counters (the kernel package reports matched rules, not policies, so
  * policy counters are left to the netfilter-level comparison), every frame the node sent, local
  * delivery, and the conntrack table.
@@ -61,9 +64,13 @@ function rngFrom(seed: number): RandomSource {
   };
 }
 
-/** netsim's node: the lab topology as `ip`/`sysctl` commands on a `@netsim/kernel` Host. */
-export function buildNetsimHost(topology: Topology, rp: RpFilter, c: NfCase): Host {
-  const host = new Host('node');
+/**
+ * netsim's node: the lab topology as `ip`/`sysctl` commands on a `@netsim/kernel` Host. With
+ * `pinConntrack` (the lab pins conntrack on) the host tracks always; else it follows its own
+ * model of when the kernel tracks (`auto`), which the comparison then checks.
+ */
+export function buildNetsimHost(topology: Topology, rp: RpFilter, c: NfCase, pinConntrack = false): Host {
+  const host = new Host('node', { conntrack: pinConntrack ? 'always' : 'auto' });
   const lines: string[] = [];
   for (const i of topology.ifaces) {
     lines.push(`ip link add ${i.name} type veth`, `ip link set ${i.name} up`, `ip addr add ${formatIpv4(i.addr)}/${i.prefix} dev ${i.name}`);
@@ -204,7 +211,7 @@ export interface HostCaseResult {
 export function runHostCase(lab: Lab, c: HostCase): HostCaseResult {
   const rulesetText = renderRestore(c.ruleset);
   lab.reset({ ruleset: rulesetText, sysctls: hostSysctls(c.rpFilter) });
-  const host = buildNetsimHost(lab.topology, c.rpFilter, c);
+  const host = buildNetsimHost(lab.topology, c.rpFilter, c, lab.pinConntrack);
   const rng = rngFrom(1);
   const steps: HostStep[] = [];
   let kernelBefore: { [k: string]: number } = {};

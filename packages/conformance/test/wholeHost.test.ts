@@ -47,7 +47,7 @@ describe('whole host: building blocks', () => {
 describe.skipIf(!env.ok)('whole host: @netsim/kernel against the kernel', () => {
   let lab: Lab;
   beforeAll(() => {
-    lab = Lab.create();
+    lab = Lab.create({ pinConntrack: false });
   });
   afterAll(() => {
     lab.destroy();
@@ -68,6 +68,13 @@ describe.skipIf(!env.ok)('whole host: @netsim/kernel against the kernel', () => 
     expect(r.diffs).toEqual([]);
   });
 
+  it('should track nothing on either side when no rule needs conntrack', () => {
+    const c = hostCase({ injection: { kind: 'ingress', peer: 'client', packet: { src: ip('192.0.2.2'), dst: ip('198.18.0.5'), proto: 6, sport: 40000, dport: 80, tcpFlags: TCP.SYN, icmpType: 0, icmpCode: 0, icmpId: 0 } } });
+    const r = runHostCase(lab, c);
+    expect(r.steps[0]?.kernel.conntrack).toEqual([]);
+    expect(r.diffs).toEqual([]);
+  });
+
   it('should see strict rp_filter drop a spoofed source on both sides, and loose pass it', () => {
     const spoofed: Injection = { kind: 'ingress', peer: 'client', packet: { src: ip('198.18.0.5'), dst: ip('203.0.113.2'), proto: PROTO_UDP, sport: 53, dport: 53, tcpFlags: 0, icmpType: 0, icmpCode: 0, icmpId: 0 } };
     const strict = runHostCase(lab, hostCase({ rpFilter: { all: 1, ifaces: { eth0: 0, eth1: 0, vethpod: 0 } }, injection: spoofed }));
@@ -80,7 +87,15 @@ describe.skipIf(!env.ok)('whole host: @netsim/kernel against the kernel', () => 
   });
 
   it('should record the ICMP echo id netsim lacks as a known disagreement', () => {
-    const c = hostCase({ injection: { kind: 'ingress', peer: 'client', packet: { src: ip('192.0.2.2'), dst: ip('198.18.0.5'), proto: PROTO_ICMP, sport: 0, dport: 0, tcpFlags: 0, icmpType: 8, icmpCode: 0, icmpId: 7 } } });
+    // A conntrack match: without a rule that needs it, the kernel would track nothing at all.
+    const base = emptyRuleset();
+    const rs: Ruleset = {
+      tables: {
+        ...base.tables,
+        filter: { name: 'filter', chains: { ...base.tables.filter.chains, FORWARD: { name: 'FORWARD', policy: 'ACCEPT', rules: [{ matches: [{ kind: 'conntrack', ctstate: { states: ['NEW'], negate: false } }] }] } } },
+      },
+    };
+    const c = hostCase({ ruleset: rs, injection: { kind: 'ingress', peer: 'client', packet: { src: ip('192.0.2.2'), dst: ip('198.18.0.5'), proto: PROTO_ICMP, sport: 0, dport: 0, tcpFlags: 0, icmpType: 8, icmpCode: 0, icmpId: 7 } } });
     const r = runHostCase(lab, c);
     expect(r.steps[0]?.kernel.conntrack).toEqual(['icmp type=8 192.0.2.2>198.18.0.5 id=7 reply 198.18.0.5>192.0.2.2 id=7 unreplied mark=0']);
     const v = classifyHostCase(c, r, BROADCASTS);
