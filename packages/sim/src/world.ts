@@ -178,8 +178,9 @@ export class World {
     });
     const api = this.api;
 
-    // Who had each Pod IP, for messages about stale rules.
+    // Who had each Pod IP, for messages about stale rules; and the view's lists go stale.
     api.onChange((c) => {
+      this.#listCache.delete(c.kind);
       if (c.kind !== 'Pod') return;
       const p = c.object as Pod;
       const ip = p.status.podIP;
@@ -536,15 +537,15 @@ export class World {
     return this.engine.run({ untilMs });
   }
 
-  readonly #listCache = new Map<Kind, { readonly rv: string; readonly items: readonly KubeObject[] }>();
+  /** The view's lists, per kind, dropped by the API server's next write of that kind. */
+  readonly #listCache = new Map<Kind, readonly KubeObject[]>();
 
-  /** The API server's objects of a kind, the same array while nothing was written (checkers compare identities). */
+  /** The API server's objects of a kind, the same array while none of them was written (checkers compare identities). */
   #listCached<K extends 'Pod' | 'Service'>(kind: K): readonly ObjectOf<K>[] {
-    const rv = this.api.resourceVersion();
     const c = this.#listCache.get(kind);
-    if (c !== undefined && c.rv === rv) return c.items as readonly ObjectOf<K>[];
+    if (c !== undefined) return c as readonly ObjectOf<K>[];
     const items = this.api.list(kind).items;
-    this.#listCache.set(kind, { rv, items });
+    this.#listCache.set(kind, items);
     return items;
   }
 
