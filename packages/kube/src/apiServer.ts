@@ -11,10 +11,9 @@
  * (the kubelets, the EndpointSlice controller) learn of writes through `onChange` and must only
  * schedule work from there, never write back synchronously.
  */
-import { freeze } from 'immer';
 import { NodeCidrAllocator, NodePortAllocator, ServiceIpAllocator } from './allocators.ts';
 import { KubeError } from './errors.ts';
-import { applyMergePatch, deepEqual, type MergePatch } from './json.ts';
+import { applyMergePatch, deepEqual, deepFreeze, type MergePatch } from './json.ts';
 import {
   KIND_INFO,
   keyOf,
@@ -34,7 +33,7 @@ import {
   isPodTerminal,
 } from './objects.ts';
 import type { KubeRuntime } from './runtime.ts';
-import type { KubeTraceSink } from './trace.ts';
+import { wantsTrace, type KubeTraceSink } from './trace.ts';
 import {
   POD_SPEC_FORBIDDEN,
   invalidError,
@@ -254,7 +253,7 @@ export class ApiServer {
     }
     const key = keyOf(ns, name);
     const st = this.kinds[kind];
-    if (st.objects.has(key)) throw new KubeError('AlreadyExists', `${info.resource} ${JSON.stringify(name)} already exists`);
+    if (st.objects.has(key)) throw new KubeError('AlreadyExists', alreadyExistsMessage(kind, name));
     const meta: ObjectMeta = {
       name,
       namespace: ns,
@@ -378,7 +377,7 @@ export class ApiServer {
       this.trace,
       startRv ?? this.rv,
     );
-    this.trace?.({ type: 'kube.watch.open', at: this.runtime.scheduler.now(), fields: { watch: w.id, kind, rv: startRv === undefined ? 'any' : String(startRv) } });
+    if (wantsTrace(this.trace, 'kube.watch.open')) this.trace({ type: 'kube.watch.open', at: this.runtime.scheduler.now(), fields: { watch: w.id, kind, rv: startRv === undefined ? 'any' : String(startRv) } });
     st.watches.set(w, sel);
     if (startRv === undefined) {
       for (const k of candidateKeys(st, kind, sel)) {
@@ -474,7 +473,7 @@ export class ApiServer {
   private commit(verb: Verb, kind: Kind, type: WatchEventType, obj: KubeObject, old: KubeObject | undefined): KubeObject {
     const st = this.kinds[kind];
     const rv = ++this.rv;
-    const stored = freeze({ ...obj, metadata: { ...obj.metadata, resourceVersion: String(rv) } }, true);
+    const stored = deepFreeze({ ...obj, metadata: { ...obj.metadata, resourceVersion: String(rv) } });
     const key = keyOf(stored.metadata.namespace, stored.metadata.name);
     const prev = st.objects.get(key);
     if (type === 'DELETED') st.objects.delete(key);
@@ -483,7 +482,7 @@ export class ApiServer {
     const now = this.runtime.scheduler.now();
     st.history.push({ rv, at: now, type, object: stored, old });
     this.trimHistory(st, now);
-    this.trace?.({ type: 'kube.api.write', at: now, fields: { verb, kind, key, rv, uid: stored.metadata.uid, event: type } });
+    if (wantsTrace(this.trace, 'kube.api.write')) this.trace({ type: 'kube.api.write', at: now, fields: { verb, kind, key, rv, uid: stored.metadata.uid, event: type } });
     for (const [w, sel] of [...st.watches]) {
       const ev = filterEvent(sel, type, stored, old);
       if (ev !== undefined) w.send(ev);
@@ -889,8 +888,18 @@ function parseRv(s: string): number {
   return Number(s);
 }
 
+/** The API server's NotFound message: `pods "web-0" not found`. */
+export function notFoundMessage(kind: Kind, name: string): string {
+  return `${KIND_INFO[kind].resource} ${JSON.stringify(name)} not found`;
+}
+
+/** The API server's AlreadyExists message: `pods "web-0" already exists`. */
+export function alreadyExistsMessage(kind: Kind, name: string): string {
+  return `${KIND_INFO[kind].resource} ${JSON.stringify(name)} already exists`;
+}
+
 function notFound(kind: Kind, name: string): KubeError {
-  return new KubeError('NotFound', `${KIND_INFO[kind].resource} ${JSON.stringify(name)} not found`);
+  return new KubeError('NotFound', notFoundMessage(kind, name));
 }
 
 function conflict(kind: Kind, name: string, why: string): KubeError {
