@@ -13,8 +13,8 @@
  * delivery, and the conntrack table.
  */
 import fc from 'fast-check';
-import { formatIpv4, parseIpv4, type Packet } from '@netsim/netfilter';
-import { Host, traceHostPacket, type HostTraceResult, type RandomSource, type TraceStep } from '@netsim/kernel';
+import { formatIpv4, parseIpv4 } from '@netsim/netfilter';
+import { Host, traceHostPacket, type HostPacket, type HostTraceResult, type RandomSource, type TraceStep } from '@netsim/kernel';
 import { nfCaseArb, PROFILES, type NfCase, type Profile } from './generate.ts';
 import type { Injection, Lab, Sysctls } from './lab.ts';
 import { UDP_LISTEN_PORTS } from './lab.ts';
@@ -87,9 +87,10 @@ export function buildNetsimHost(topology: Topology, rp: RpFilter, c: NfCase, pin
   return host;
 }
 
-function nfPacketOf(inj: Injection, topology: Topology): Packet {
+function nfPacketOf(inj: Injection, topology: Topology): HostPacket {
   const p = inj.packet;
   return {
+    icmpId: p.proto === PROTO_ICMP ? p.icmpId : 0,
     src: p.src,
     dst: p.dst,
     proto: p.proto,
@@ -127,14 +128,15 @@ function egressOf(step: Extract<TraceStep, { kind: 'fate' }>): string {
   const proto = v.proto === 'tcp' ? PROTO_TCP : v.proto === 'udp' ? PROTO_UDP : v.proto === 'icmp' ? PROTO_ICMP : Number(v.proto);
   const [icmpType, icmpCode] = v.icmp === undefined ? [0, 0] : (ICMP_NAMES[v.icmp] ?? [-1, -1]);
   const flags = (v.flags ?? '').split(',').reduce((acc, f) => acc | (FLAG_BITS[f] ?? 0), 0);
-  const ip: ParsedIpv4 = { src: parseIpv4(v.src), dst: parseIpv4(v.dst), proto, ttl: 0, totalLength: 0, sport: v.sport ?? 0, dport: v.dport ?? 0, tcpFlags: flags, icmpType, icmpCode };
+  const id = v.icmpId ?? 0;
+  const ip: ParsedIpv4 = { src: parseIpv4(v.src), dst: parseIpv4(v.dst), proto, ttl: 0, totalLength: 0, sport: v.sport ?? id, dport: v.dport ?? id, tcpFlags: flags, icmpType, icmpCode };
   const line = describeEgress(step.iface ?? '?', ip);
   return v.inner === undefined ? line : `${line} quoting ${v.inner}`;
 }
 
 /** The lab capture's ICMP errors quote the whole packet; netsim's trace quotes `src:sport > dst:dport`. */
 function quoteLikeNetsim(line: string): string {
-  return line.replace(/ quoting (?:tcp|udp) (\S+) > (\S+)(?: \[[^\]]*\])?$/, ' quoting $1 > $2').replace(/ quoting icmp (\S+) > (\S+) type \d+ code \d+$/, ' quoting $1 > $2');
+  return line.replace(/ quoting (?:tcp|udp) (\S+) > (\S+)(?: \[[^\]]*\])?$/, ' quoting $1 > $2').replace(/ quoting icmp (\S+) > (\S+) type \d+ code \d+(?: id \d+)?$/, ' quoting $1 > $2');
 }
 
 /** netsim's outcome of one traced packet; `counters` are this packet's matched rules only. */
@@ -160,11 +162,12 @@ function addCounters(a: { readonly [k: string]: number }, b: { readonly [k: stri
 
 /**
  * The answer of the peer a forwarded packet reached: source and destination (and ports) swapped;
- * a SYN is answered SYN-ACK, other TCP with an ACK, UDP in kind, an echo request with a reply.
- * Undefined when the packet did not leave towards a peer.
+ * a SYN is answered SYN-ACK, other TCP with an ACK, UDP in kind, an echo request with an echo
+ * reply carrying the id the request left with. Undefined when the packet did not leave towards a
+ * peer.
  */
 export function replyTo(egressLine: string, topology: Topology): Injection | undefined {
-  const m = /^(\S+) (tcp|udp|icmp) (\d+\.\d+\.\d+\.\d+)(?::(\d+))? > (\d+\.\d+\.\d+\.\d+)(?::(\d+))?(?: \[([A-Z,]+|none)\])?(?: type (\d+) code (\d+))?$/.exec(egressLine);
+  const m = /^(\S+) (tcp|udp|icmp) (\d+\.\d+\.\d+\.\d+)(?::(\d+))? > (\d+\.\d+\.\d+\.\d+)(?::(\d+))?(?: \[([A-Z,]+|none)\])?(?: type (\d+) code (\d+)(?: id (\d+))?)?$/.exec(egressLine);
   if (m === null) return undefined;
   const iface = ifaceByName(topology, m[1] as string);
   if (iface === undefined) return undefined;
@@ -181,7 +184,7 @@ export function replyTo(egressLine: string, topology: Topology): Injection | und
     tcpFlags: proto !== PROTO_TCP ? 0 : (flags & TCP.SYN) !== 0 ? TCP.SYN | TCP.ACK : TCP.ACK,
     icmpType: 0,
     icmpCode: 0,
-    icmpId: 0,
+    icmpId: proto === PROTO_ICMP ? Number(m[10] ?? 0) : 0,
     // The packets the lab sends start at seq 0x1000 and ack 0x2000 (packet.ts): answer in window.
     ...(proto === PROTO_TCP ? ((flags & TCP.SYN) !== 0 ? { seq: 0x5000, ack: 0x1001 } : { seq: 0x2000, ack: 0x1000 }) : {}),
   };
@@ -206,7 +209,7 @@ export interface HostCaseResult {
 
 /**
  * Runs one whole-host case: the first packet, then the answer to it when the kernel forwarded it
- * to a peer. ICMP flows are one packet (the echo id is not modelled by netsim; see fidelity.md).
+ * to a peer (an echo request gets the echo reply with the id it left with).
  */
 export function runHostCase(lab: Lab, c: HostCase): HostCaseResult {
   const rulesetText = renderRestore(c.ruleset);
@@ -232,7 +235,7 @@ export function runHostCase(lab: Lab, c: HostCase): HostCaseResult {
     const forwarded = kernelAll.egress.length === 1 ? kernelAll.egress[0] : undefined;
     // Only a forwarded packet gets an answer: one to the node itself would meet its TCP/UDP stack,
     // which traceHostPacket does not run.
-    next = n === 0 && inj.kind === 'ingress' && forwarded !== undefined && inj.packet.proto !== PROTO_ICMP ? replyTo(forwarded, lab.topology) : undefined;
+    next = n === 0 && inj.kind === 'ingress' && forwarded !== undefined ? replyTo(forwarded, lab.topology) : undefined;
   }
   void kernelBefore;
   return { rulesetText, steps, diffs: steps.flatMap((s, i) => s.diffs.map((d) => `packet ${i + 1}: ${d}`)) };
@@ -245,11 +248,6 @@ export interface KnownHostIssue {
 }
 
 export const KNOWN_HOST_ISSUES = {
-  icmpId: {
-    id: 'kernel-icmp-conntrack-without-id',
-    reason:
-      "netsim's conntrack keys an ICMP echo flow by addresses only and `conntrack -L` prints it without `type=8 code=0 id=N` (and the reply without `type=0 code=0 id=N`); the kernel keys echo flows by the echo id too and prints them. Two pings with different ids are two flows on Linux, one in netsim. Owner: @netsim/kernel (conntrack tuples, formatCtEntry).",
-  },
   addrtypeLimitBroadcast: {
     id: 'kernel-addrtype-limit-iface-broadcast',
     reason:
@@ -263,10 +261,6 @@ export type HostVerdict =
   | { readonly kind: 'undecided'; readonly reason: string }
   | { readonly kind: 'known'; readonly issues: readonly KnownHostIssue[] }
   | { readonly kind: 'new' };
-
-function withoutIcmpIds(o: Outcome): Outcome {
-  return { ...o, conntrack: o.conntrack.map((l) => (l.startsWith('icmp ') ? l.replace(/type=\d+/, 'type=0').replace(/id=\d+/g, 'id=0') : l)) };
-}
 
 function hasLimitIfaceAddrtype(c: NfCase): boolean {
   for (const t of Object.values(c.ruleset.tables)) {
@@ -284,12 +278,9 @@ export function classifyHostCase(c: HostCase, r: HostCaseResult, broadcasts: rea
     if (s.trace.fate === 'unknown' || why.includes('is not modelled')) return { kind: 'undecided', reason: why === '' ? 'an undecidable rule' : why };
   }
   if (r.diffs.length === 0) return { kind: 'agree' };
-  const issues: KnownHostIssue[] = [];
   const touchesBroadcast = r.steps.some((s) => broadcasts.includes(s.injection.packet.dst) || broadcasts.includes(s.injection.packet.src));
   if (touchesBroadcast && hasLimitIfaceAddrtype(c)) return { kind: 'known', issues: [KNOWN_HOST_ISSUES.addrtypeLimitBroadcast] };
-  const left = r.steps.flatMap((s) => diffOutcomes(withoutIcmpIds(s.kernel), withoutIcmpIds(s.netsim)));
-  if (left.length === 0) issues.push(KNOWN_HOST_ISSUES.icmpId);
-  return issues.length > 0 ? { kind: 'known', issues } : { kind: 'new' };
+  return { kind: 'new' };
 }
 
 /** The whole-host cases of a seed, in order. */

@@ -34,6 +34,7 @@ describe('whole host: building blocks', () => {
     expect(replyTo('vethpod udp 192.0.2.2:53 > 203.0.113.2:53', TOPOLOGY)?.packet.proto).toBe(PROTO_UDP);
     expect(replyTo('eth0 tcp 198.18.0.5:81 > 192.0.2.2:40000 [ACK,RST]', TOPOLOGY)).toBeUndefined();
     expect(replyTo('eth0 icmp 192.0.2.1 > 192.0.2.2 type 3 code 3', TOPOLOGY)).toBeUndefined();
+    expect(replyTo('eth1 icmp 192.0.2.2 > 198.18.0.5 type 8 code 0 id 7', TOPOLOGY)?.packet).toMatchObject({ src: ip('198.18.0.5'), dst: ip('192.0.2.2'), proto: PROTO_ICMP, icmpType: 0, icmpId: 7 });
   });
 
   it('should build netsim\'s node with the lab\'s addresses and routes', () => {
@@ -86,7 +87,7 @@ describe.skipIf(!env.ok)('whole host: @netsim/kernel against the kernel', () => 
     expect(loose.diffs).toEqual([]);
   });
 
-  it('should record the ICMP echo id netsim lacks as a known disagreement', () => {
+  it('should agree on ICMP echo flows: one entry per echo id, and the echo reply matched by its id', () => {
     // A conntrack match: without a rule that needs it, the kernel would track nothing at all.
     const base = emptyRuleset();
     const rs: Ruleset = {
@@ -97,10 +98,13 @@ describe.skipIf(!env.ok)('whole host: @netsim/kernel against the kernel', () => 
     };
     const c = hostCase({ ruleset: rs, injection: { kind: 'ingress', peer: 'client', packet: { src: ip('192.0.2.2'), dst: ip('198.18.0.5'), proto: PROTO_ICMP, sport: 0, dport: 0, tcpFlags: 0, icmpType: 8, icmpCode: 0, icmpId: 7 } } });
     const r = runHostCase(lab, c);
+    expect(r.steps[0]?.kernel.egress).toEqual(['eth1 icmp 192.0.2.2 > 198.18.0.5 type 8 code 0 id 7']);
     expect(r.steps[0]?.kernel.conntrack).toEqual(['icmp type=8 192.0.2.2>198.18.0.5 id=7 reply 198.18.0.5>192.0.2.2 id=7 unreplied mark=0']);
-    const v = classifyHostCase(c, r, BROADCASTS);
-    expect(['agree', 'known']).toContain(v.kind);
-    if (v.kind === 'known') expect(v.issues.map((i) => i.id)).toEqual(['kernel-icmp-conntrack-without-id']);
+    // The echo reply from uplink2 carries id 7: it is the flow's reply, forwarded back to the client.
+    expect(r.steps[1]?.kernel.egress).toEqual(['eth0 icmp 198.18.0.5 > 192.0.2.2 type 0 code 0 id 7']);
+    expect(r.steps[1]?.kernel.conntrack).toEqual(['icmp type=8 192.0.2.2>198.18.0.5 id=7 reply 198.18.0.5>192.0.2.2 id=7 mark=0']);
+    expect(r.diffs).toEqual([]);
+    expect(classifyHostCase(c, r, BROADCASTS).kind).toBe('agree');
   });
 
   it('should record addrtype --limit-iface-in on another interface\'s broadcast as a known disagreement', () => {

@@ -37,12 +37,13 @@ import {
   TCP_SYN,
   UDP_STREAM_AFTER_MS,
   formatCtEntry,
+  icmpInvertible,
+  icmpStartsConnection,
   invertTuple,
   tcpTimeoutSec,
   tcpTransition,
   type CtDir,
   type CtEntry,
-  type Tuple,
 } from './conntrack.ts';
 import { addrTypeOf, fibLookup, routeSource, selectSourceAddr, type FibResult } from './fib.ts';
 import type { Host } from './host.ts';
@@ -53,6 +54,8 @@ import {
   PROTO_TCP,
   PROTO_UDP,
   copyPkt,
+  icmpName,
+  innerOf,
   isIcmpError,
   pktTuple,
   viewPkt,
@@ -284,7 +287,7 @@ const GENERIC_TIMEOUT_SEC = 600;
 
 function newEntry(host: Host, pkt: Pkt, rc: RunCtx): SkbCt {
   const t = host.config.sysctls.ctTimeouts;
-  const tuple: Tuple = pkt.proto === PROTO_TCP || pkt.proto === PROTO_UDP ? pktTuple(pkt) : { src: pkt.src, dst: pkt.dst, proto: pkt.proto, sport: 0, dport: 0 };
+  const tuple = pktTuple(pkt);
   if (pkt.proto === PROTO_TCP) {
     const next = tcpTransition('NONE', 'original', pkt.tcpFlags);
     if (next === 'IV' || next === 'IG') {
@@ -295,6 +298,13 @@ function newEntry(host: Host, pkt: Pkt, rc: RunCtx): SkbCt {
     e.tcpState = next;
     ctTrace(host, 'new', e, rc, 'original');
     return { entry: e, dir: 'original', state: 'NEW' };
+  }
+  if (pkt.proto === PROTO_ICMP && !icmpStartsConnection(pkt.icmpType)) {
+    // init_conntrack cannot invert the tuple of a type without a reply type; icmp_packet refuses
+    // a reply type (an echo reply, …) as the first packet. Either way the packet has no entry.
+    const why = icmpInvertible(pkt.icmpType) ? `an ICMP ${icmpName(pkt.icmpType, pkt.icmpCode)} cannot start a connection` : `ICMP ${icmpName(pkt.icmpType, pkt.icmpCode)} is not tracked`;
+    ctTrace(host, 'invalid', null, rc, undefined, `(${why})`);
+    return { entry: null, dir: 'original', state: 'INVALID' };
   }
   const timeout = pkt.proto === PROTO_UDP ? t.udp : pkt.proto === PROTO_ICMP ? ICMP_TIMEOUT_SEC : GENERIC_TIMEOUT_SEC;
   const e = host.conntrack.create(tuple, rc.nowMs, timeout);
@@ -328,8 +338,7 @@ function conntrackIn(host: Host, pkt: Pkt, notrack: boolean, rc: RunCtx): SkbCt 
     ctTrace(host, 'related', hit.entry, rc, hit.dir);
     return { entry: hit.entry, dir: hit.dir, state: 'RELATED' };
   }
-  const tuple: Tuple = pkt.proto === PROTO_TCP || pkt.proto === PROTO_UDP ? pktTuple(pkt) : { src: pkt.src, dst: pkt.dst, proto: pkt.proto, sport: 0, dport: 0 };
-  const hit = table.find(tuple, rc.nowMs);
+  const hit = table.find(pktTuple(pkt), rc.nowMs);
   if (hit === undefined) return newEntry(host, pkt, rc);
   const e = hit.entry;
   const dir = hit.dir;
@@ -462,7 +471,7 @@ function applyNat(host: Host, hook: Hook, manip: Manip, pkt: Pkt, sk: SkbCt, rc:
   if (sk.state === 'RELATED' && isIcmpError(pkt) && pkt.inner !== null) {
     changed = manipIcmpError(pkt, pkt.inner, e, sk.dir, manip);
   } else {
-    changed = manipPacket(pkt, e, sk.dir, manip, pkt.proto === PROTO_TCP || pkt.proto === PROTO_UDP);
+    changed = manipPacket(pkt, e, sk.dir, manip);
   }
   if (changed && !rc.lean) rc.trace.push({ kind: 'nat', host: host.name, hook, manip, action: 'rewrite', from: before, to: ends(pkt) });
 }
@@ -684,6 +693,7 @@ function xmit(host: Host, pkt: Pkt, outIf: string, nexthop: Ipv4, sk: SkbCt, rc:
       tcpFlags: 0,
       icmpType: 0,
       icmpCode: 0,
+      icmpId: 0,
       mark: 0,
       lengthBytes: pkt.lengthBytes + 50,
       ttl: 64,
@@ -855,6 +865,7 @@ export function tcpReset(p: Pkt, id: number, origin: PktOrigin): Pkt {
     tcpFlags: (p.tcpFlags & TCP_ACK) !== 0 ? TCP_RST : TCP_RST | TCP_ACK,
     icmpType: 0,
     icmpCode: 0,
+    icmpId: 0,
     mark: 0,
     lengthBytes: 40,
     ttl: 64,
@@ -895,10 +906,11 @@ export function icmpErrorTyped(host: Host, pkt: Pkt, type: number, code: number,
     tcpFlags: 0,
     icmpType: type,
     icmpCode: code,
+    icmpId: 0,
     mark: 0,
     lengthBytes: 56,
     ttl: 64,
-    inner: { src: pkt.src, dst: pkt.dst, proto: pkt.proto, sport: pkt.sport, dport: pkt.dport },
+    inner: innerOf(pkt),
     encap: null,
     origin: { host: host.name, why: why ?? rejectWhy(sk, rc) },
   };

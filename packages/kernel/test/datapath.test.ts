@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { BUILTIN_CHAINS, TABLE_NAMES, type Ruleset } from '@netsim/netfilter';
+import { BUILTIN_CHAINS, TABLE_NAMES, type Packet, type Ruleset } from '@netsim/netfilter';
+import { traceHostPacket } from '../src/hostTrace.ts';
 import type { TraceStep } from '../src/trace.ts';
 import { append, emptyRuleset, M, rule, T } from './rules.ts';
 import { Network } from '../src/network.ts';
-import { seeded } from './helpers.ts';
+import { ip, seeded } from './helpers.ts';
 import { host, nodeWorld } from './topo.ts';
 
 /** A target-less (counting) rule in every built-in chain, so every walk shows in the trace. */
@@ -392,5 +393,64 @@ describe('related ICMP and moving routes', () => {
     expect(d.kind).toBe('lost');
     expect(d.drops[0]).toMatchObject({ host: 'node', site: { stage: 'conntrack', check: 'masquerade-oif-changed' } });
     expect(w.node.conntrack.count(10)).toBe(0);
+  });
+});
+
+/** An ICMP packet arriving on `inIface` (echo request unless `icmpType` says otherwise). */
+function icmp(src: string, dst: string, inIface: string, icmpId: number, icmpType = 8): Packet & { icmpId: number } {
+  return { src: ip(src), dst: ip(dst), proto: 1, sport: 0, dport: 0, tcpFlags: 0, icmpType, icmpCode: 0, icmpId, inIface, outIface: null, mark: 0, lengthBytes: 84, fragment: false };
+}
+
+describe('ICMP echo flows', () => {
+  it('should track two pings with different ids as two flows and match each echo reply by its id (checked on 6.18)', () => {
+    const w = nodeWorld();
+    w.node.setConntrackMode('always');
+    const rng = seeded(1);
+    traceHostPacket(w.node, icmp('192.0.2.10', '203.0.113.9', 'eth0', 7), { rng, nowMs: 0 });
+    traceHostPacket(w.node, icmp('192.0.2.10', '203.0.113.9', 'eth0', 9), { rng, nowMs: 0 });
+    const reply = traceHostPacket(w.node, icmp('203.0.113.9', '192.0.2.10', 'eth1', 7, 0), { rng, nowMs: 1000 });
+    expect(reply.trace.find((s) => s.kind === 'conntrack')).toMatchObject({ event: 'established', dir: 'reply' });
+    // Real run: two entries, the answered one without [UNREPLIED] and refreshed to 30 s by its reply.
+    expect(reply.conntrack).toEqual([
+      'icmp     1 30 src=192.0.2.10 dst=203.0.113.9 type=8 code=0 id=7 src=203.0.113.9 dst=192.0.2.10 type=0 code=0 id=7 mark=0 use=1',
+      'icmp     1 29 src=192.0.2.10 dst=203.0.113.9 type=8 code=0 id=9 [UNREPLIED] src=203.0.113.9 dst=192.0.2.10 type=0 code=0 id=9 mark=0 use=1',
+    ]);
+  });
+
+  it('should find no connection for an echo reply whose id no request used, nor for a reply or an untracked type arriving first (INVALID)', () => {
+    const w = nodeWorld();
+    w.node.setConntrackMode('always');
+    const rng = seeded(1);
+    traceHostPacket(w.node, icmp('192.0.2.10', '203.0.113.9', 'eth0', 7), { rng, nowMs: 0 });
+    for (const [id, type] of [
+      [11, 0],
+      [3, 9],
+    ] as const) {
+      const r = traceHostPacket(w.node, icmp('203.0.113.9', '192.0.2.10', 'eth1', id, type), { rng, nowMs: 0 });
+      expect(r.trace.find((s) => s.kind === 'conntrack')).toMatchObject({ event: 'invalid', entry: null });
+    }
+    // A timestamp request starts a connection, with a timestamp reply as its reply tuple.
+    const ts = traceHostPacket(w.node, icmp('203.0.113.9', '192.0.2.10', 'eth1', 3, 13), { rng, nowMs: 0 });
+    expect(ts.conntrack).toContain('icmp     1 30 src=203.0.113.9 dst=192.0.2.10 type=13 code=0 id=3 [UNREPLIED] src=192.0.2.10 dst=203.0.113.9 type=14 code=0 id=3 mark=0 use=1');
+    expect(ts.conntrack).toHaveLength(2);
+  });
+
+  it('should give a masqueraded ping a new id when another flow holds its id, and un-NAT the reply back to the original id', () => {
+    const w = nodeWorld();
+    w.node.setRuleset(append(emptyRuleset(), 'nat', 'POSTROUTING', rule({ o: 'eth1' }, T.masq())));
+    const rng = seeded(3);
+    const a = traceHostPacket(w.node, icmp('192.0.2.10', '203.0.113.9', 'eth0', 7), { rng, nowMs: 0 });
+    expect(a.trace.filter((s) => s.kind === 'fate').map((s) => (s.kind === 'fate' ? s.packet.icmpId : -1))).toEqual([7]);
+    // Another client, same id, same destination: the id is taken after MASQUERADE (real run: id=28915).
+    const b = traceHostPacket(w.node, icmp('192.0.2.20', '203.0.113.9', 'eth0', 7), { rng, nowMs: 0 });
+    const out = b.trace.find((s) => s.kind === 'fate' && s.fate === 'transmitted');
+    const newId = out?.kind === 'fate' ? (out.packet.icmpId ?? -1) : -1;
+    expect(newId).not.toBe(7);
+    expect(b.conntrack[1]).toBe(
+      `icmp     1 30 src=192.0.2.20 dst=203.0.113.9 type=8 code=0 id=7 [UNREPLIED] src=203.0.113.9 dst=203.0.113.1 type=0 code=0 id=${newId} mark=0 use=1`,
+    );
+    const back = traceHostPacket(w.node, icmp('203.0.113.9', '203.0.113.1', 'eth1', newId, 0), { rng, nowMs: 0 });
+    const delivered = back.trace.find((s) => s.kind === 'fate' && s.fate === 'transmitted');
+    expect(delivered?.kind === 'fate' && [delivered.iface, delivered.packet.dst, delivered.packet.icmpId]).toEqual(['eth0', '192.0.2.20', 7]);
   });
 });
