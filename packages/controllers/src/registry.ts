@@ -2,10 +2,12 @@
  * The reference controllers by name, as scenarios and the CLI name them: `<controller>:<variant>`.
  */
 import type { ControllerRegistry } from '@netsim/sim';
+import { flannel } from './flannel/index.ts';
+import { kubeProxy } from './kubeproxy/index.ts';
 import { nodePortLocal } from './npl/index.ts';
 
 /** Every registered controller name. */
-export const CONTROLLER_NAMES = ['npl:faulty', 'npl:fixed'] as const;
+export const CONTROLLER_NAMES = ['npl:faulty', 'npl:fixed', 'flannel:faulty', 'flannel:fixed', 'kube-proxy:faulty', 'kube-proxy:fixed'] as const;
 
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 
@@ -21,6 +23,10 @@ export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 export const CONTROLLERS: ControllerRegistry & { readonly [K in ControllerName]: ControllerRegistry[string] } = {
   'npl:faulty': (options) => nodePortLocal('faulty', options),
   'npl:fixed': (options) => nodePortLocal('fixed', options),
+  'flannel:faulty': (options) => flannel('faulty', options),
+  'flannel:fixed': (options) => flannel('fixed', options),
+  'kube-proxy:faulty': (options) => kubeProxy('faulty', options),
+  'kube-proxy:fixed': (options) => kubeProxy('fixed', options),
 };
 
 /** True when `name` is a registered controller. */

@@ -36,3 +36,9 @@ export function argvOf(e: { readonly type: string; readonly [k: string]: unknown
   const v = e['argv'];
   return e.type === 'iptables.exec' && typeof v === 'string' ? v : '';
 }
+
+/** A string field of a trace event ('' when absent or not a string). */
+export function fieldOf(e: { readonly [k: string]: unknown } | undefined, name: string): string {
+  const v = e?.[name];
+  return typeof v === 'string' ? v : '';
+}

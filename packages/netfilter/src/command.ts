@@ -9,13 +9,14 @@
  * checks, then the addresses (`-s a,b` makes one rule per address), then the command checks.
  */
 import { badArgument, Failure, paramProblem } from './failure.ts';
-import type { ExtensionInstance, OptionSpec, OptionTable, OptionUse, ParseEnv } from './extension.ts';
+import type { ExtensionInstance, OptionSpec, OptionTable, ParseEnv } from './extension.ts';
 import { prefixMask, tryParseIpv4 } from './ip.ts';
-import { IPTABLES_MATCH_NAMES, matchModule } from './matches.ts';
-import { lookupProtocol, parseUintBase0 } from './names.ts';
-import { IPTABLES_TARGET_NAMES, STANDARD_TARGETS, targetModule } from './targets.ts';
+import { IPTABLES_MATCH_NAMES, matchModule, matchModules } from './matches.ts';
+import { lookupProtocol } from './names.ts';
+import { IPTABLES_TARGET_NAMES, STANDARD_TARGETS, targetModule, targetModules } from './targets.ts';
+import { WordTable } from './tokenize.ts';
 import { isTableName } from './ruleset.ts';
-import type { Cidr, Counters, IfaceMatch, Ipv4, Match, Rule, TableName, Target } from './types.ts';
+import type { Cidr, Counters, ProtoMatch, IfaceMatch, Ipv4, Match, Rule, TableName, Target } from './types.ts';
 
 export type CommandLetter = 'A' | 'C' | 'D' | 'I' | 'R' | 'L' | 'S' | 'F' | 'Z' | 'N' | 'X' | 'P' | 'E';
 
@@ -50,8 +51,16 @@ export interface CommandEnv {
   /** `restore` forbids `-t` and takes the table from the `*table` line. */
   readonly mode: 'iptables' | 'restore';
   readonly table?: TableName;
-  /** Whether `name` is a user chain of `table` right now (for `-j`/`-g`). */
-  chainExists(table: TableName, name: string): boolean;
+  /**
+   * The user chain `name` of `table` as the table spells it (the same string object, so later
+   * lookups by it are fast), or undefined when there is none (for `-j`/`-g`).
+   */
+  userChain(table: TableName, name: string): string | undefined;
+  /**
+   * Optionally, the `-j`/`-g` target object for an existing user chain, shared by every rule that
+   * jumps there (rules are immutable data, so sharing is safe and saves a copy per rule).
+   */
+  jumpTo?(table: TableName, name: string, isGoto: boolean): Target | undefined;
   /** When given, `-m set --match-set NAME` must name an existing ipset, as on a real host. */
   ipsetExists?(name: string): boolean;
   /**
@@ -108,6 +117,11 @@ const CORE_LONG: ReadonlyMap<string, CoreOption> = new Map<string, CoreOption>([
   ['ipv6', { letter: '6', args: 0 }],
 ]);
 
+/** Core long options by their whole word (`--append`), with their owner record made once. */
+const CORE_LONG_WORD: ReadonlyMap<string, Owner> = new Map(
+  [...CORE_LONG].map(([name, opt]) => [`--${name}`, { type: 'core', name, opt } as const]),
+);
+
 /** Short options: letter → number of values (getopt's "-A:C:D:R:I:L::S::M:F::Z::N:X::E:P:Vh::o:p:s:d:j:i:fbvw::W::nt:m:xc:g:46"). */
 const CORE_SHORT: ReadonlyMap<string, 0 | 1 | 'opt'> = new Map<string, 0 | 1 | 'opt'>([
   ['A', 1], ['C', 1], ['D', 1], ['R', 1], ['I', 1], ['L', 'opt'], ['S', 'opt'], ['M', 1], ['F', 'opt'],
@@ -155,6 +169,15 @@ function optName(col: OptColumn): string {
 }
 
 const NO_WARNINGS: readonly string[] = Object.freeze([]);
+
+// Immutable parts many rules share, made once: rules are data, so sharing them is safe and
+// spares the garbage collector a copy per rule.
+const ACCEPT: Target = Object.freeze({ kind: 'ACCEPT' });
+const DROP: Target = Object.freeze({ kind: 'DROP' });
+const RETURN: Target = Object.freeze({ kind: 'RETURN' });
+const PROTO_MATCHES: readonly ProtoMatch[] = Object.freeze(
+  Array.from({ length: 512 }, (_, k) => Object.freeze({ proto: k >> 1, negate: (k & 1) === 1 })),
+);
 const NO_ADDRESS: readonly (Cidr | undefined)[] = Object.freeze([undefined]);
 
 /** Chain names may be at most 28 characters (XT_EXTENSION_MAXNAMELEN - 1). */
@@ -217,7 +240,7 @@ export function parseCommand(args: readonly string[], env: CommandEnv): ParsedCo
 let spare: CommandParser | undefined; // tidy-allow: a parser object reused for speed, reset on every call; it carries nothing between calls
 
 const NO_ARGS: readonly string[] = Object.freeze([]);
-const NO_ENV: CommandEnv = { mode: 'restore', chainExists: () => false };
+const NO_ENV: CommandEnv = { mode: 'restore', userChain: () => undefined };
 
 /** Implements the extensions' {@link ParseEnv} itself, so parsing a rule allocates little. */
 class CommandParser implements ParseEnv {
@@ -253,11 +276,14 @@ class CommandParser implements ParseEnv {
   private counters: Counters | undefined = undefined;
   /** Matches in load order: typed instances or verbatim unknown ones. */
   private matches: (LoadedExt<Match | null> | UnknownExt)[] = [];
-  private target: LoadedExt<Target> | UnknownExt | { readonly fixed: Target } | undefined = undefined;
+  private target: LoadedExt<Target> | UnknownExt | undefined = undefined;
+  /** A target needing no extension: a verdict, a jump or a goto. */
+  private fixedTarget: Target | undefined = undefined;
   private targetArgIndex = 0;
   /** The last verbatim extension loaded: unclaimed options go to it. */
   private lastUnknown: UnknownExt | undefined = undefined;
   private kernelRejects: string | undefined = undefined;
+  private readonly use: { name: string; invert: boolean; values: string[]; argIndex: number } = { name: '', invert: false, values: [], argIndex: 0 };
 
   reset(args: readonly string[], env: CommandEnv): void {
     this.args = args;
@@ -291,6 +317,7 @@ class CommandParser implements ParseEnv {
     this.counters = undefined;
     this.matches = [];
     this.target = undefined;
+    this.fixedTarget = undefined;
     this.targetArgIndex = 0;
     this.lastUnknown = undefined;
     this.kernelRejects = undefined;
@@ -325,9 +352,15 @@ class CommandParser implements ParseEnv {
   // Option dispatch
 
   private longOption(word: string, at: number): void {
-    const { name, inline } = splitLong(word);
-    let owner = this.resolveLong(name);
-    if (owner === undefined && this.loadProtoFor(name)) owner = this.resolveLong(name);
+    // Most words are whole option names: look them up as they are, slicing only when needed.
+    let owner = this.resolveWord(word);
+    let name: string | undefined;
+    let inline: string | undefined;
+    if (owner === undefined) {
+      ({ name, inline } = splitLong(word));
+      owner = this.resolveLong(name);
+    }
+    if (owner === undefined && this.loadProtoFor(name ?? word.slice(2))) owner = this.resolveLong(name ?? word.slice(2));
     if (owner === undefined) {
       if (this.lastUnknown !== undefined || this.loadUnknownProto()) {
         this.unknownOption(word, at);
@@ -345,8 +378,16 @@ class CommandParser implements ParseEnv {
   }
 
   private shortOptions(word: string, at: number): void {
-    // getopt bundles: "-nvL" is -n -v -L; a letter taking a value takes the rest of the word.
     this.i++;
+    if (word.length === 2) {
+      // The usual case, "-A": no bundle, no attached value.
+      const letter = word[1] as string;
+      const args = CORE_SHORT.get(letter);
+      if (args === undefined) throw paramProblem(`unknown option "${word}"`, at);
+      this.core(letter, args === 0 ? undefined : this.takeValue(args, undefined, word, at), at, word);
+      return;
+    }
+    // getopt bundles: "-nvL" is -n -v -L; a letter taking a value takes the rest of the word.
     for (let k = 1; k < word.length; k++) {
       const letter = word[k] as string;
       const args = CORE_SHORT.get(letter);
@@ -376,6 +417,24 @@ class CommandParser implements ParseEnv {
     if (w !== undefined && w.charCodeAt(0) !== 45 && w !== '!') {
       this.i++;
       return w;
+    }
+    return undefined;
+  }
+
+  /** Exact lookup of a whole `--name` word (no `=value`): core, the target, then the matches. */
+  private resolveWord(word: string): Owner | undefined {
+    const core = CORE_LONG_WORD.get(word);
+    if (core !== undefined) return core;
+    const t = this.target;
+    if (t !== undefined && 'instance' in t) {
+      const spec = t.instance.spec.exactWord(word);
+      if (spec !== undefined) return { type: 'target', spec };
+    }
+    for (let k = this.matches.length - 1; k >= 0; k--) {
+      const m = this.matches[k] as LoadedExt<Match | null> | UnknownExt;
+      if (!('instance' in m) || m.completed) continue;
+      const spec = m.instance.spec.exactWord(word);
+      if (spec !== undefined) return { type: 'match', index: k, spec };
     }
     return undefined;
   }
@@ -460,7 +519,10 @@ class CommandParser implements ParseEnv {
 
   private extensionOption(owner: Exclude<Owner, { type: 'core' }>, inline: string | undefined, word: string, at: number): void {
     const spec = owner.spec;
-    const values: string[] = [];
+    // One mutable option record serves every call: extensions read it and keep nothing of it.
+    const use = this.use;
+    const values = use.values;
+    values.length = 0;
     if (spec.args >= 1) {
       if (inline !== undefined) values.push(inline);
       else {
@@ -476,7 +538,9 @@ class CommandParser implements ParseEnv {
       values.push(w);
       this.i++;
     }
-    const use: OptionUse = { name: spec.name, invert: this.invert, values, argIndex: at };
+    use.name = spec.name;
+    use.invert = this.invert;
+    use.argIndex = at;
     this.invert = false;
     if (owner.type === 'target') {
       const t = this.target as LoadedExt<Target>;
@@ -705,7 +769,7 @@ class CommandParser implements ParseEnv {
     this.targetArgIndex = at;
     if (!isGoto) {
       if (STANDARD_TARGETS.has(name)) {
-        this.target = { fixed: { kind: name as 'ACCEPT' | 'DROP' | 'RETURN' } };
+        this.fixedTarget = name === 'ACCEPT' ? ACCEPT : name === 'DROP' ? DROP : RETURN;
         return;
       }
       const mod = targetModule(name);
@@ -720,10 +784,17 @@ class CommandParser implements ParseEnv {
         return;
       }
     }
-    if (name === '' || !this.env.chainExists(this.table, name)) {
-      if (name === '' || this.env.acceptMissingChain?.(name) !== true) throw paramProblem(`Chain '${name}' does not exist`, at);
+    const shared = name === '' ? undefined : this.env.jumpTo?.(this.table, name, isGoto);
+    if (shared !== undefined) {
+      this.fixedTarget = shared;
+      return;
     }
-    this.target = { fixed: isGoto ? { kind: 'goto', chain: name } : { kind: 'jump', chain: name } };
+    let chain = name === '' ? undefined : this.env.userChain(this.table, name);
+    if (chain === undefined) {
+      if (name === '' || this.env.acceptMissingChain?.(name) !== true) throw paramProblem(`Chain '${name}' does not exist`, at);
+      chain = name;
+    }
+    this.fixedTarget = isGoto ? { kind: 'goto', chain } : { kind: 'jump', chain };
   }
 
   // -------------------------------------------------------------------------------------------
@@ -744,11 +815,10 @@ class CommandParser implements ParseEnv {
         matches.push({ kind: 'unknown', module: m.name, args: m.args });
       }
     }
-    let target: Target | undefined;
+    let target: Target | undefined = this.fixedTarget;
     const t = this.target;
     if (t !== undefined) {
-      if ('fixed' in t) target = t.fixed;
-      else if ('instance' in t) target = finishAt(t, this);
+      if ('instance' in t) target = finishAt(t, this);
       else target = { kind: 'unknown', name: t.name, args: t.args };
     }
     if (this.env.ipsetExists !== undefined) {
@@ -814,7 +884,7 @@ class CommandParser implements ParseEnv {
     if (this.policy !== undefined) out.policy = this.policy;
     if (this.kernelRejects !== undefined) out.kernelRejects = this.kernelRejects;
     if (this.chainArgIndex !== undefined) out.chainArgIndex = this.chainArgIndex;
-    if (this.target !== undefined) out.targetArgIndex = this.targetArgIndex;
+    if (this.target !== undefined || this.fixedTarget !== undefined) out.targetArgIndex = this.targetArgIndex;
     return out;
   }
 
@@ -853,7 +923,7 @@ class CommandParser implements ParseEnv {
     if (i !== undefined && !(i.name === '' && i.wildcard && !i.negate)) rule.inIface = i;
     const o = this.outIface;
     if (o !== undefined && !(o.name === '' && o.wildcard && !o.negate)) rule.outIface = o;
-    if (this.proto !== undefined && this.proto !== 0) rule.proto = { proto: this.proto, negate: this.protoInvert };
+    if (this.proto !== undefined && this.proto !== 0) rule.proto = PROTO_MATCHES[this.proto * 2 + (this.protoInvert ? 1 : 0)] as ProtoMatch;
     if (this.fragment !== undefined) rule.fragment = this.fragment;
     if (target !== undefined) rule.target = target;
     if (this.counters !== undefined) rule.counters = this.counters;
@@ -906,26 +976,37 @@ function parseCounter(text: string): number | undefined {
 
 /** `-s`/`-d`: comma-separated `addr[/prefix|/mask]`, each masked to its prefix. */
 function parseAddresses(text: string, at: number): Cidr[] {
-  const out: Cidr[] = [];
-  for (const part of text.split(',')) {
-    const slash = part.indexOf('/');
-    const hostText = slash < 0 ? part : part.slice(0, slash);
-    let prefix = 32;
-    if (slash >= 0) {
-      const maskText = part.slice(slash + 1);
-      const mask = parseMask(maskText);
-      if (mask === undefined) throw paramProblem(`invalid mask \`${maskText}' specified`, at);
-      prefix = mask;
-    }
-    const addr = tryParseIpv4(hostText);
-    if (addr === undefined) throw paramProblem(`host/network \`${hostText}' not found`, at);
-    out.push({ addr: ((addr & prefixMask(prefix)) >>> 0) as Ipv4, prefix });
+  // Nearly always one address: no split then.
+  if (text.indexOf(',') < 0) return [parseAddress(text, at)];
+  return text.split(',').map((part) => parseAddress(part, at));
+}
+
+function parseAddress(part: string, at: number): Cidr {
+  const slash = part.indexOf('/');
+  const hostText = slash < 0 ? part : part.slice(0, slash);
+  let prefix = 32;
+  if (slash >= 0) {
+    const maskText = part.slice(slash + 1);
+    const mask = parseMask(maskText);
+    if (mask === undefined) throw paramProblem(`invalid mask \`${maskText}' specified`, at);
+    prefix = mask;
   }
-  return out;
+  const addr = tryParseIpv4(hostText);
+  if (addr === undefined) throw paramProblem(`host/network \`${hostText}' not found`, at);
+  return { addr: ((addr & prefixMask(prefix)) >>> 0) as Ipv4, prefix };
 }
 
 /** A prefix length or a contiguous dotted netmask. */
 function parseMask(text: string): number | undefined {
+  const len = text.length;
+  if (len === 1 || len === 2) {
+    const a = text.charCodeAt(0) - 48;
+    const b = len === 2 ? text.charCodeAt(1) - 48 : 0;
+    if (a >= 0 && a <= 9 && b >= 0 && b <= 9) {
+      const n = len === 2 ? a * 10 + b : a;
+      return n <= 32 ? n : undefined;
+    }
+  }
   if (text.includes('.')) {
     const m = tryParseIpv4(text);
     if (m === undefined) return undefined;
@@ -933,6 +1014,33 @@ function parseMask(text: string): number | undefined {
     // Non-contiguous masks (accepted by the real tool) are not modelled: see docs/fidelity.md.
     return undefined;
   }
-  const n = parseUintBase0(text);
-  return n !== undefined && n <= 32 && /^[0-9]+$/.test(text) ? n : undefined;
+  // Longer digit strings ("032") still read as decimal, as strtoul does here.
+  if (!/^[0-9]+$/.test(text)) return undefined;
+  const n = Number(text);
+  return n <= 32 ? n : undefined;
 }
+
+/**
+ * The words every rule repeats — options, module and target names, protocols — for the
+ * tokenizer to share rather than copy (see {@link WordTable}).
+ */
+export const COMMON_WORDS: WordTable = new WordTable(
+  (function* (): Generator<string> {
+    yield '!';
+    for (const name of CORE_LONG.keys()) yield `--${name}`;
+    for (const letter of CORE_SHORT.keys()) yield `-${letter}`;
+    for (const m of matchModules()) {
+      yield m.name;
+      for (const n of m.options.allNames) yield `--${n}`;
+    }
+    for (const t of targetModules()) {
+      yield t.name;
+      for (const n of t.options.allNames) yield `--${n}`;
+    }
+    yield* STANDARD_TARGETS;
+    yield* IPTABLES_MATCH_NAMES;
+    yield* IPTABLES_TARGET_NAMES;
+    yield* ['tcp', 'udp', 'icmp', 'sctp', 'all', 'random', 'nth', 'LOCAL', 'NEW', 'ESTABLISHED', 'RELATED,ESTABLISHED', 'src', 'dst'];
+    yield* ['PREROUTING', 'INPUT', 'FORWARD', 'OUTPUT', 'POSTROUTING', '0x4000/0x4000', '0x4000/0x0', 'icmp-port-unreachable'];
+  })(),
+);

@@ -13,6 +13,7 @@ import { ruleKey } from './ruleSpec.ts';
 import { SAVE_TABLE_ORDER } from './save.ts';
 import type { Chain, Policy, Rule, Ruleset, TableName } from './types.ts';
 
+/** One difference between two rulesets; see {@link diff}. */
 export type RulesetChange =
   | { readonly kind: 'table-added' | 'table-removed'; readonly table: TableName }
   | { readonly kind: 'chain-added' | 'chain-removed'; readonly table: TableName; readonly chain: string }

@@ -11,7 +11,7 @@
  */
 import { kernelRefused, refused } from './failure.ts';
 import { targetModule } from './targets.ts';
-import { BUILTIN_CHAINS, type Chain, type Counters, type Hook, type Policy, type Rule, type Table, type TableName } from './types.ts';
+import { BUILTIN_CHAINS, type Chain, type Counters, type Hook, type Policy, type Rule, type Table, type TableName, type Target } from './types.ts';
 
 export interface DraftChain {
   readonly name: string;
@@ -21,6 +21,19 @@ export interface DraftChain {
   rules: Rule[];
   /** The rule array is this draft's own copy (else it is shared with the committed table). */
   owned: boolean;
+  /** Scratch for {@link TableDraft.validateAll}: hooks reaching the chain, hooks it allows, walk colour. */
+  hookMask: number;
+  allowedMask: number;
+  colour: number;
+  /**
+   * Chains this chain jumps to, and the hooks its rules allow, kept up to date by appends while
+   * `summaryValid`; any other change to the rules invalidates them (validateAll then rescans).
+   */
+  jumps: DraftChain[] | undefined;
+  summaryValid: boolean;
+  /** The `-j`/`-g` targets naming this chain, made once and shared by the rules (see jumpTo). */
+  jumpTarget?: Target;
+  gotoTarget?: Target;
 }
 
 export type RuleOp = 'RULE_APPEND' | 'RULE_INSERT' | 'RULE_REPLACE';
@@ -67,6 +80,13 @@ export class TableDraft {
    * checks per rule only when the pass fails, to name the same line the kernel names.
    */
   deferHookChecks = false;
+  /** The chain the last rule command used (a lookup cache; see {@link need}). */
+  private lastChain: DraftChain | undefined;
+  /** Bumped when a chain is deleted or renamed, so the caches above can tell they are stale. */
+  private chainsVersion = 0;
+  private lastChainVersion = -1;
+  /** The user chain `userChainName` found last: the next rule's jump target, usually. */
+  private lastResolved: DraftChain | undefined;
 
   private constructor(name: TableName, created: boolean) {
     this.name = name;
@@ -84,12 +104,17 @@ export class TableDraft {
         counters: c?.counters ?? ZERO,
         rules: (c?.rules ?? []) as Rule[],
         owned: false,
+        hookMask: 0,
+        allowedMask: ALL_HOOKS,
+        colour: 0,
+        jumps: undefined,
+        summaryValid: false,
       });
     }
     for (const name of Object.keys(table.chains)) {
       const c = table.chains[name] as Chain;
       if (d.chains.has(name)) continue;
-      d.chains.set(name, { name, builtin: false, policy: undefined, counters: undefined, rules: c.rules as Rule[], owned: false });
+      d.chains.set(name, { name, builtin: false, policy: undefined, counters: undefined, rules: c.rules as Rule[], owned: false, hookMask: 0, allowedMask: ALL_HOOKS, colour: 0, jumps: undefined, summaryValid: false });
     }
     return d;
   }
@@ -111,10 +136,12 @@ export class TableDraft {
   flushAll(): void {
     this.chains.clear();
     for (const hook of BUILTIN_CHAINS[this.name]) {
-      this.chains.set(hook, { name: hook, builtin: true, policy: 'ACCEPT', counters: ZERO, rules: [], owned: true });
+      this.chains.set(hook, { name: hook, builtin: true, policy: 'ACCEPT', counters: ZERO, rules: [], owned: true, hookMask: 0, allowedMask: ALL_HOOKS, colour: 0, jumps: [], summaryValid: true });
     }
     this.created = false;
     this.refs = undefined;
+    this.chainsVersion++;
+    this.lastResolved = undefined;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -126,14 +153,36 @@ export class TableDraft {
 
   /** A chain for a rule command; `No chain/target/match by that name.` when missing. */
   need(name: string): DraftChain {
+    // Dumps list a chain's rules together: remember the last chain asked for.
+    const last = this.lastChain;
+    if (last !== undefined && this.lastChainVersion === this.chainsVersion && last.name === name) return last;
     const c = this.chains.get(name);
     if (c === undefined) throw refused('No chain/target/match by that name');
+    this.lastChain = c;
+    this.lastChainVersion = this.chainsVersion;
     return c;
   }
 
   hasUserChain(name: string): boolean {
     const c = this.chains.get(name);
     return c !== undefined && !c.builtin;
+  }
+
+  /** A shared `-j`/`-g` target for an existing user chain (see `CommandEnv.jumpTo`). */
+  jumpTo(name: string, isGoto: boolean): Target | undefined {
+    const c = this.chains.get(name);
+    if (c === undefined || c.builtin) return undefined;
+    this.lastResolved = c;
+    if (isGoto) return (c.gotoTarget ??= Object.freeze({ kind: 'goto', chain: c.name }));
+    return (c.jumpTarget ??= Object.freeze({ kind: 'jump', chain: c.name }));
+  }
+
+  /** The user chain's name as stored (see `CommandEnv.userChain`), or undefined. */
+  userChainName(name: string): string | undefined {
+    const c = this.chains.get(name);
+    if (c === undefined || c.builtin) return undefined;
+    this.lastResolved = c;
+    return c.name;
   }
 
   /** Number of jump/goto rules pointing at a chain (the "N references" of `iptables -L`). */
@@ -156,9 +205,14 @@ export class TableDraft {
   append(chainName: string, rule: Rule, op: RuleOp = 'RULE_APPEND'): void {
     const c = this.need(chainName);
     this.validate(c, rule, op);
+    const wasValid = c.summaryValid;
     this.writable(c).push(rule);
     this.addRef(c.name, rule);
     this.created = true;
+    if (wasValid) {
+      c.summaryValid = true;
+      this.summarise(c, rule);
+    }
   }
 
   /** `-I chain [num]`: 1-based; num may be one past the end. */
@@ -225,7 +279,7 @@ export class TableDraft {
 
   newChain(name: string): void {
     if (this.chains.has(name)) throw refused('Chain already exists');
-    this.chains.set(name, { name, builtin: false, policy: undefined, counters: undefined, rules: [], owned: true });
+    this.chains.set(name, { name, builtin: false, policy: undefined, counters: undefined, rules: [], owned: true, hookMask: 0, allowedMask: ALL_HOOKS, colour: 0, jumps: [], summaryValid: true });
     this.created = true;
   }
 
@@ -252,6 +306,8 @@ export class TableDraft {
     }
     this.chains.delete(name);
     this.refs?.delete(name);
+    this.chainsVersion++;
+    this.invalidateSummaries();
   }
 
   /** `-X` alone: every user chain, all or nothing, failing on the first (in name order) in use. */
@@ -267,6 +323,8 @@ export class TableDraft {
       this.chains.delete(name);
       this.refs?.delete(name);
     }
+    this.chainsVersion++;
+    this.invalidateSummaries();
   }
 
   flush(name: string | undefined): void {
@@ -283,6 +341,9 @@ export class TableDraft {
     for (const r of c.rules) this.removeRef(c.name, r);
     c.rules = [];
     c.owned = true;
+    c.jumps = [];
+    c.allowedMask = ALL_HOOKS;
+    c.summaryValid = true;
   }
 
   /** `-Z [chain [num]]`: counters of rules (and built-in chains) back to zero. */
@@ -309,6 +370,8 @@ export class TableDraft {
 
   /** `-E old new`: rules jumping to the chain follow it. */
   rename(oldName: string, newName: string): void {
+    this.chainsVersion++;
+    this.invalidateSummaries();
     const c = this.chains.get(oldName);
     // The real tool looks for the new name first.
     if (this.chains.has(newName)) throw refused('File exists');
@@ -316,7 +379,8 @@ export class TableDraft {
     const index = this.refIndex();
     const from = index.get(oldName);
     this.chains.delete(oldName);
-    const renamed: DraftChain = { ...c, name: newName };
+    const { jumpTarget: _j, gotoTarget: _g, ...rest } = c;
+    const renamed: DraftChain = { ...rest, name: newName };
     this.chains.set(newName, renamed);
     if (from !== undefined) {
       for (const fromName of from.keys()) {
@@ -356,6 +420,8 @@ export class TableDraft {
   // Internals
 
   private writable(c: DraftChain): Rule[] {
+    // Any change but an append (which updates it itself) makes the chain's summary stale.
+    c.summaryValid = false;
     if (!c.owned) {
       c.rules = c.rules.slice();
       c.owned = true;
@@ -475,89 +541,95 @@ export class TableDraft {
     return undefined;
   }
 
+  /** Adds one rule to a chain's summary: the chain it jumps to and the hooks it allows. */
+  private summarise(c: DraftChain, rule: Rule): void {
+    const to = jumpTarget(rule);
+    if (to !== undefined) {
+      // The parser just resolved this name (same string object): no map lookup needed.
+      const resolved = this.lastResolved;
+      const t = resolved !== undefined && resolved.name === to && this.lastChainVersion === this.chainsVersion ? resolved : this.chains.get(to);
+      if (t !== undefined) (c.jumps as DraftChain[]).push(t);
+    }
+    const rh = ruleHooks(rule);
+    if (rh === undefined) return;
+    let mask = 0;
+    for (const h of rh) mask |= HOOK_BIT[h] ?? 0;
+    c.allowedMask &= mask;
+  }
+
+  /** Summaries hold chain objects: after a chain goes away or is renamed, rebuild them all. */
+  private invalidateSummaries(): void {
+    for (const ch of this.chains.values()) ch.summaryValid = false;
+    this.lastResolved = undefined;
+  }
+
   /**
    * The deferred hook and loop checks over the whole table in one pass: true when every rule
    * reachable from a built-in chain is allowed there and no loop is reachable. Hook sets spread
    * from the built-in chains along jumps as bit masks; a three-colour walk finds loops.
    */
   validateAll(): boolean {
-    const names = [...this.chains.keys()];
-    const index = new Map<string, number>();
-    names.forEach((n, k) => index.set(n, k));
-    const count = names.length;
-    const edges: number[][] = new Array<number[]>(count);
-    const allowed = new Int32Array(count).fill(ALL_HOOKS);
-    for (let k = 0; k < count; k++) {
-      const out: number[] = [];
-      const rules = (this.chains.get(names[k] as string) as DraftChain).rules;
-      for (let r = 0; r < rules.length; r++) {
-        const rule = rules[r] as Rule;
-        const to = jumpTarget(rule);
-        if (to !== undefined) {
-          const t = index.get(to);
-          if (t !== undefined) out.push(t);
-        }
-        const rh = ruleHooks(rule);
-        if (rh !== undefined) {
-          let mask = 0;
-          for (const h of rh) mask |= HOOK_BIT[h] ?? 0;
-          allowed[k] = (allowed[k] as number) & mask;
-        }
+    // Per chain: the hooks it allows (restricted rules narrow them) and the chains it jumps to,
+    // as kept by appends or rescanned; then the hooks reaching it, spread from the built-ins.
+    for (const c of this.chains.values()) {
+      c.hookMask = 0;
+      c.colour = 0;
+      if (!c.summaryValid) {
+        c.jumps = [];
+        c.allowedMask = ALL_HOOKS;
+        for (const rule of c.rules) this.summarise(c, rule);
+        c.summaryValid = true;
       }
-      edges[k] = out;
     }
-    const hooks = new Int32Array(count);
-    const queue: number[] = [];
+    const queue: DraftChain[] = [];
     for (const hook of BUILTIN_CHAINS[this.name]) {
-      const k = index.get(hook);
-      if (k === undefined) continue;
-      hooks[k] = (hooks[k] as number) | (HOOK_BIT[hook] ?? 0);
-      queue.push(k);
+      const c = this.chains.get(hook);
+      if (c === undefined) continue;
+      c.hookMask |= HOOK_BIT[hook] ?? 0;
+      queue.push(c);
     }
     while (queue.length > 0) {
-      const k = queue.pop() as number;
-      const mask = hooks[k] as number;
-      for (const t of edges[k] as number[]) {
-        if (((hooks[t] as number) | mask) !== hooks[t]) {
-          hooks[t] = (hooks[t] as number) | mask;
-          queue.push(t);
-        }
+      const c = queue.pop() as DraftChain;
+      for (const t of c.jumps as DraftChain[]) {
+        if ((t.hookMask | c.hookMask) === t.hookMask) continue;
+        t.hookMask |= c.hookMask;
+        queue.push(t);
       }
     }
-    for (let k = 0; k < count; k++) if (((hooks[k] as number) & ~(allowed[k] as number)) !== 0) return false;
+    for (const c of this.chains.values()) if ((c.hookMask & ~c.allowedMask) !== 0) return false;
     // Loops among chains reachable from a built-in chain (colour 1: on the path, 2: done).
-    const colour = new Uint8Array(count);
-    const stackNode: number[] = [];
-    const stackEdge: number[] = [];
-    for (let root = 0; root < count; root++) {
-      if (hooks[root] === 0 || colour[root] !== 0) continue;
-      colour[root] = 1;
-      stackNode.push(root);
-      stackEdge.push(0);
-      while (stackNode.length > 0) {
-        const top = stackNode.length - 1;
-        const k = stackNode[top] as number;
-        const e = stackEdge[top] as number;
-        const out = edges[k] as number[];
-        if (e >= out.length) {
-          colour[k] = 2;
-          stackNode.pop();
-          stackEdge.pop();
+    const stack: DraftChain[] = [];
+    const next: number[] = [];
+    for (const root of this.chains.values()) {
+      if (root.hookMask === 0 || root.colour !== 0) continue;
+      root.colour = 1;
+      stack.push(root);
+      next.push(0);
+      while (stack.length > 0) {
+        const top = stack.length - 1;
+        const c = stack[top] as DraftChain;
+        const jumps = c.jumps as DraftChain[];
+        const k = next[top] as number;
+        if (k >= jumps.length) {
+          c.colour = 2;
+          stack.pop();
+          next.pop();
           continue;
         }
-        stackEdge[top] = e + 1;
-        const t = out[e] as number;
-        if (colour[t] === 1) return false;
-        if (colour[t] === 0) {
-          colour[t] = 1;
-          stackNode.push(t);
-          stackEdge.push(0);
+        next[top] = k + 1;
+        const t = jumps[k] as DraftChain;
+        if (t.colour === 1) return false;
+        if (t.colour === 0) {
+          t.colour = 1;
+          stack.push(t);
+          next.push(0);
         }
       }
     }
     return true;
   }
 }
+
 
 function withoutCounters(r: Rule): Rule {
   const { counters: _c, ...rest } = r;

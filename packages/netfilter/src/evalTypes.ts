@@ -187,8 +187,10 @@ export interface HookEvalOptions extends EvalOptions {
    */
   readonly rawConntrack?: ConntrackView;
   /**
-   * In OUTPUT the filter table runs after nat: it sees the packet as DNAT rewrote it and the
-   * connection with `--ctstate DNAT`. This maps the packet through the NAT the nat table chose;
+   * In OUTPUT the filter table runs after nat: it sees the packet as DNAT rewrote it and, when
+   * the rewrite changed the destination, the connection with `--ctstate DNAT` (a DNAT to the
+   * address and port the packet already has is a null binding in the kernel: no DNAT status).
+   * This maps the packet through the NAT the nat table chose;
    * the default takes the first address and port of the range, which is exact for the single
    * address (and port) every common rule gives. The host datapath passes its own NAT mapping.
    */

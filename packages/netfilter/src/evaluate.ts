@@ -432,8 +432,13 @@ export function evaluateHook(
     verdict = walkTable(compiled.tables[t], hook, w, trace, policy);
     if (verdict.kind !== 'ACCEPT') break;
     if (t === 'nat' && w.nat !== null && i + 1 < tables.length) {
-      w.packet = (opts.natRewrite ?? rewriteToRangeStart)(w.packet, w.nat);
-      w.ctBits |= w.nat.kind === 'DNAT' ? CT_DNAT : CT_SNAT;
+      const before = w.packet;
+      const after = (opts.natRewrite ?? rewriteToRangeStart)(before, w.nat);
+      // nf_nat_setup_info marks the connection NATed only when the tuple really changes: a DNAT
+      // to the address (and port) the packet already has is a null binding, no DNAT status.
+      const changed = w.nat.kind === 'DNAT' ? after.dst !== before.dst || after.dport !== before.dport : after.src !== before.src || after.sport !== before.sport;
+      w.packet = after;
+      if (changed) w.ctBits |= w.nat.kind === 'DNAT' ? CT_DNAT : CT_SNAT;
     }
   }
   return result(verdict, w, trace);

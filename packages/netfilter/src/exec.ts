@@ -41,7 +41,8 @@ export function exec(ruleset: Ruleset, argv: readonly string[], opts: ExecOption
   try {
     const cmd = parseCommand(argv, {
       mode: 'iptables',
-      chainExists: (table, name) => drafts.get(table).hasUserChain(name),
+      userChain: (table, name) => drafts.get(table).userChainName(name),
+      jumpTo: (table, name, isGoto) => drafts.get(table).jumpTo(name, isGoto),
       ...(ipsets !== undefined && { ipsetExists: (name: string) => ipsets.has(name) }),
     });
     const stdout = applyCommand(drafts.get(cmd.table), cmd, version);

@@ -62,16 +62,20 @@ export class OptionTable {
   /** Position of each spec, for bit sets of options seen. */
   readonly index = new Map<OptionSpec, number>();
   private readonly byName = new Map<string, OptionSpec>();
-  private readonly allNames: string[] = [];
+  private readonly byWord = new Map<string, OptionSpec>();
+  /** Every long name and alias, without dashes. */
+  readonly allNames: string[] = [];
 
   constructor(specs: readonly OptionSpec[]) {
     this.specs = specs;
     specs.forEach((s, k) => this.index.set(s, k));
     for (const s of specs) {
       this.byName.set(s.name, s);
+      this.byWord.set(`--${s.name}`, s);
       this.allNames.push(s.name);
       for (const a of s.aliases ?? []) {
         this.byName.set(a, s);
+        this.byWord.set(`--${a}`, s);
         this.allNames.push(a);
       }
     }
@@ -79,6 +83,11 @@ export class OptionTable {
 
   exact(name: string): OptionSpec | undefined {
     return this.byName.get(name);
+  }
+
+  /** Exact lookup by the whole word (`--dport`), which spares slicing off the dashes. */
+  exactWord(word: string): OptionSpec | undefined {
+    return this.byWord.get(word);
   }
 
   /** Long names (and aliases) starting with `prefix`. */
@@ -96,14 +105,15 @@ export class OptionTable {
 
 /**
  * Bookkeeping most extensions share (xtables' guided option parser): each option at most once
- * unless `multi`, `!` only where allowed, with the framework's messages.
+ * unless `multi`, `!` only where allowed, with the framework's messages. Hot extensions extend it,
+ * so that one `-m name` costs one object.
  */
 export class OptionTracker {
   /** Options seen, as bits by their position in the table. */
   private seen = 0;
   constructor(
-    private readonly ext: string,
-    private readonly table: OptionTable,
+    protected readonly ext: string,
+    protected readonly table: OptionTable,
   ) {}
 
   use(use: OptionUse, spec: OptionSpec): void {

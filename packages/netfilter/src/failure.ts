@@ -62,6 +62,10 @@ export function isFailure(e: unknown): e is Failure {
 /** The iptables release whose output netsim imitates. See docs/netfilter.md. */
 export type IptablesVersion = '1.8.9' | '1.8.10';
 
+/**
+ * What `exec`, `restore` and the listings imitate unless told otherwise: 1.8.10, which deployed
+ * nodes run (it prints protocol names with `-n`, where 1.8.9 prints numbers).
+ */
 export const DEFAULT_IPTABLES_VERSION: IptablesVersion = '1.8.10';
 
 const HINT = "Try `iptables -h' or 'iptables --help' for more information.";

@@ -26,6 +26,11 @@ function register(m: MatchModule): void {
   modules.set(m.name, m);
 }
 
+/** Every modelled match module (for the tokenizer's table of common words). */
+export function matchModules(): IterableIterator<MatchModule> {
+  return modules.values();
+}
+
 /** The modules netsim parses into typed matches, by `-m` name. */
 export function matchModule(name: string): MatchModule | undefined {
   return modules.get(name);
@@ -100,92 +105,96 @@ const UDP_OPTIONS = portTable([]);
  */
 function portMatchModule(name: 'tcp' | 'udp'): MatchModule {
   const options = name === 'tcp' ? TCP_OPTIONS : UDP_OPTIONS;
-  const protoNum = name === 'tcp' ? 6 : 17;
-  return {
-    name,
-    options,
-    create() {
-      let sport: PortMatch | undefined;
-      let dport: PortMatch | undefined;
-      let flags: TcpFlagsMatch | undefined;
-      let option: { negate: boolean; value: number } | undefined;
-      // Ranges given but dropped as full ranges still count, so a second --dport still fails.
-      let droppedSport = false;
-      let droppedDport = false;
-      let droppedFlags = false;
-      let droppedInverted = false;
-      return {
-        name,
-        spec: options,
-        option(use: OptionUse, env: ParseEnv) {
-          const v0 = use.values[0] ?? '';
-          switch (use.name) {
-            case 'source-port':
-            case 'destination-port': {
-              const src = use.name === 'source-port';
-              if ((src ? sport : dport) !== undefined || (src ? droppedSport : droppedDport)) {
-                // tcp still has its own parser; udp uses xtables' guided one, with other words.
-                throw paramProblem(
-                  name === 'tcp' ? `Only one \`--${use.name}' allowed` : `udp: option "--${use.name}" can only be used once.\n`,
-                  use.argIndex,
-                );
-              }
-              const range =
-                name === 'tcp'
-                  ? parsePortRange(v0, env.proto ?? protoNum, use.argIndex + 1)
-                  : parsePortRangeX6(v0, env.proto ?? protoNum, use.argIndex + 1);
-              if (FULL_RANGE(range)) {
-                if (src) droppedSport = true;
-                else droppedDport = true;
-                if (use.invert) droppedInverted = true;
-                return;
-              }
-              const pm: PortMatch = { range, negate: use.invert };
-              if (src) sport = pm;
-              else dport = pm;
-              return;
-            }
-            case 'syn':
-            case 'tcp-flags': {
-              if (flags !== undefined || droppedFlags) {
-                throw paramProblem("Only one of `--syn' or `--tcp-flags'  allowed", use.argIndex);
-              }
-              const f =
-                use.name === 'syn'
-                  ? { mask: 0x17, comp: 0x02 }
-                  : { mask: parseTcpFlags(v0, use.argIndex + 1), comp: parseTcpFlags(use.values[1] ?? '', use.argIndex + 2) };
-              if (f.mask === 0) {
-                droppedFlags = true;
-                if (use.invert) droppedInverted = true;
-                return;
-              }
-              flags = { mask: f.mask, comp: f.comp, negate: use.invert };
-              return;
-            }
-            case 'tcp-option': {
-              if (option !== undefined) throw paramProblem("Only one `--tcp-option' allowed", use.argIndex);
-              const n = parseUintBase0(v0);
-              if (n === undefined || n < 1 || n > 255) throw paramProblem(`Bad TCP option "${v0}"`, use.argIndex + 1);
-              option = { negate: use.invert, value: n };
-              return;
-            }
-          }
-          throw new Error(`unhandled ${name} option ${use.name}`);
-        },
-        finish(env: ParseEnv) {
-          if (env.proto !== protoNum) {
-            throw paramProblem(name === 'tcp' ? "TCP match requires '-p tcp'" : "UDP match requires '-p udp'");
-          }
-          const empty = sport === undefined && dport === undefined && flags === undefined && option === undefined;
-          if (empty && droppedInverted) return null;
-          if (name === 'udp') {
-            return { kind: 'udp', ...(sport && { sport }), ...(dport && { dport }) };
-          }
-          return { kind: 'tcp', ...(sport && { sport }), ...(dport && { dport }), ...(flags && { flags }), ...(option && { option }) };
-        },
-      };
-    },
-  };
+  return { name, options, create: () => new PortMatchInstance(name) };
+}
+
+class PortMatchInstance implements ExtensionInstance<Match | null> {
+  readonly spec: OptionTable;
+  private readonly protoNum: number;
+  private sport: PortMatch | undefined = undefined;
+  private dport: PortMatch | undefined = undefined;
+  private flags: TcpFlagsMatch | undefined = undefined;
+  private tcpOption: { negate: boolean; value: number } | undefined = undefined;
+  // Ranges given but dropped as full ranges still count, so a second --dport still fails.
+  private droppedSport = false;
+  private droppedDport = false;
+  private droppedFlags = false;
+  private droppedInverted = false;
+
+  constructor(readonly name: 'tcp' | 'udp') {
+    this.spec = name === 'tcp' ? TCP_OPTIONS : UDP_OPTIONS;
+    this.protoNum = name === 'tcp' ? 6 : 17;
+  }
+
+  option(use: OptionUse, env: ParseEnv): void {
+    const v0 = use.values[0] ?? '';
+    switch (use.name) {
+      case 'source-port':
+      case 'destination-port': {
+        const src = use.name === 'source-port';
+        if ((src ? this.sport : this.dport) !== undefined || (src ? this.droppedSport : this.droppedDport)) {
+          // tcp still has its own parser; udp uses xtables' guided one, with other words.
+          throw paramProblem(
+            this.name === 'tcp' ? `Only one \`--${use.name}' allowed` : `udp: option "--${use.name}" can only be used once.\n`,
+            use.argIndex,
+          );
+        }
+        const range =
+          this.name === 'tcp'
+            ? parsePortRange(v0, env.proto ?? this.protoNum, use.argIndex + 1)
+            : parsePortRangeX6(v0, env.proto ?? this.protoNum, use.argIndex + 1);
+        if (FULL_RANGE(range)) {
+          if (src) this.droppedSport = true;
+          else this.droppedDport = true;
+          if (use.invert) this.droppedInverted = true;
+          return;
+        }
+        const pm: PortMatch = { range, negate: use.invert };
+        if (src) this.sport = pm;
+        else this.dport = pm;
+        return;
+      }
+      case 'syn':
+      case 'tcp-flags': {
+        if (this.flags !== undefined || this.droppedFlags) {
+          throw paramProblem("Only one of `--syn' or `--tcp-flags'  allowed", use.argIndex);
+        }
+        const mask = use.name === 'syn' ? 0x17 : parseTcpFlags(v0, use.argIndex + 1);
+        const comp = use.name === 'syn' ? 0x02 : parseTcpFlags(use.values[1] ?? '', use.argIndex + 2);
+        if (mask === 0) {
+          this.droppedFlags = true;
+          if (use.invert) this.droppedInverted = true;
+          return;
+        }
+        this.flags = { mask, comp, negate: use.invert };
+        return;
+      }
+      case 'tcp-option': {
+        if (this.tcpOption !== undefined) throw paramProblem("Only one `--tcp-option' allowed", use.argIndex);
+        const n = parseUintBase0(v0);
+        if (n === undefined || n < 1 || n > 255) throw paramProblem(`Bad TCP option "${v0}"`, use.argIndex + 1);
+        this.tcpOption = { negate: use.invert, value: n };
+        return;
+      }
+    }
+    throw new Error(`unhandled ${this.name} option ${use.name}`);
+  }
+
+  finish(env: ParseEnv): Match | null {
+    if (env.proto !== this.protoNum) {
+      throw paramProblem(this.name === 'tcp' ? "TCP match requires '-p tcp'" : "UDP match requires '-p udp'");
+    }
+    const { sport, dport, flags, tcpOption: option } = this;
+    const empty = sport === undefined && dport === undefined && flags === undefined && option === undefined;
+    if (empty && this.droppedInverted) return null;
+    const m: { -readonly [K in keyof Extract<Match, { kind: 'tcp' }>]: Extract<Match, { kind: 'tcp' }>[K] } = { kind: 'tcp' };
+    if (sport !== undefined) m.sport = sport;
+    if (dport !== undefined) m.dport = dport;
+    if (this.name === 'udp') return m.sport === undefined && m.dport === undefined ? { kind: 'udp' } : { ...m, kind: 'udp' };
+    if (flags !== undefined) m.flags = flags;
+    if (option !== undefined) m.option = option;
+    return m;
+  }
 }
 register(portMatchModule('tcp'));
 register(portMatchModule('udp'));
@@ -322,26 +331,24 @@ export function truncateUtf8(s: string, max: number): string {
   return out;
 }
 
-register({
-  name: 'comment',
-  options: COMMENT_OPTIONS,
-  create() {
-    const t: OptionTracker = new OptionTracker('comment', COMMENT_OPTIONS);
-    let comment: string | undefined;
-    return {
-      name: 'comment',
-      spec: COMMENT_OPTIONS,
-      option(use) {
-        t.use(use, COMMENT_OPTIONS.specs[0]!);
-        comment = truncateUtf8(use.values[0] ?? '', COMMENT_MAX_BYTES);
-      },
-      finish() {
-        if (comment === undefined) t.missing('comment');
-        return { kind: 'comment', comment };
-      },
-    };
-  },
-});
+register({ name: 'comment', options: COMMENT_OPTIONS, create: () => new CommentInstance() });
+
+class CommentInstance extends OptionTracker implements ExtensionInstance<Match | null> {
+  readonly name = 'comment';
+  readonly spec = COMMENT_OPTIONS;
+  private comment: string | undefined = undefined;
+  constructor() {
+    super('comment', COMMENT_OPTIONS);
+  }
+  option(use: OptionUse): void {
+    this.use(use, COMMENT_OPTIONS.specs[0]!);
+    this.comment = truncateUtf8(use.values[0] ?? '', COMMENT_MAX_BYTES);
+  }
+  finish(): Match {
+    if (this.comment === undefined) this.missing('comment');
+    return { kind: 'comment', comment: this.comment };
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // mark

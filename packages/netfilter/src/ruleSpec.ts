@@ -98,7 +98,7 @@ export function parseRuleSpec(words: readonly string[], opts: ParseRuleSpecOptio
     const cmd = parseCommand(['-A', chain, ...words], {
       mode: 'restore',
       table,
-      chainExists: (_t, name) => known === undefined || known.has(name),
+      userChain: (_t, name) => (known === undefined || known.has(name) ? name : undefined),
     });
     const [rule, ...more] = cmd.rules;
     if (rule === undefined || more.length > 0) {

@@ -27,6 +27,11 @@ function register(m: TargetModule): void {
   modules.set(m.name, m);
 }
 
+/** Every modelled target extension (for the tokenizer's table of common words). */
+export function targetModules(): IterableIterator<TargetModule> {
+  return modules.values();
+}
+
 export function targetModule(name: string): TargetModule | undefined {
   return modules.get(name);
 }
@@ -157,28 +162,24 @@ const DNAT_OPTIONS = new OptionTable([
   { name: 'persistent', args: 0 },
 ]);
 
-register({
-  name: 'DNAT',
-  options: DNAT_OPTIONS,
-  tables: ['nat'],
-  hooks: ['PREROUTING', 'OUTPUT'],
-  create() {
-    const t: OptionTracker = new OptionTracker('DNAT', DNAT_OPTIONS);
-    let to: NatRange | undefined;
-    return {
-      name: 'DNAT',
-      spec: DNAT_OPTIONS,
-      option(use, env) {
-        t.use(use, DNAT_OPTIONS.exact(use.name)!);
-        if (use.name === 'to-destination') to = parseNatRange(use.values[0] ?? '', env, use.argIndex + 1);
-      },
-      finish() {
-        if (to === undefined) t.missing('to-destination');
-        return { kind: 'DNAT', to, random: t.has('random'), persistent: t.has('persistent') };
-      },
-    };
-  },
-});
+register({ name: 'DNAT', options: DNAT_OPTIONS, tables: ['nat'], hooks: ['PREROUTING', 'OUTPUT'], create: () => new DnatInstance() });
+
+class DnatInstance extends OptionTracker implements ExtensionInstance<Target> {
+  readonly name = 'DNAT';
+  readonly spec = DNAT_OPTIONS;
+  private to: NatRange | undefined = undefined;
+  constructor() {
+    super('DNAT', DNAT_OPTIONS);
+  }
+  option(use: OptionUse, env: ParseEnv): void {
+    this.use(use, DNAT_OPTIONS.exact(use.name)!);
+    if (use.name === 'to-destination') this.to = parseNatRange(use.values[0] ?? '', env, use.argIndex + 1);
+  }
+  finish(): Target {
+    if (this.to === undefined) this.missing('to-destination');
+    return { kind: 'DNAT', to: this.to, random: this.has('random'), persistent: this.has('persistent') };
+  }
+}
 
 const SNAT_OPTIONS = new OptionTable([
   { name: 'to-source', args: 1 },

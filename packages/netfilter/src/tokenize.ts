@@ -29,6 +29,58 @@ const MAX_PARAM_BYTES = 1023;
 export function splitRestoreLine(line: string, endsWithNewline = true): LineWords {
   const words: string[] = [];
   const columns: number[] = [];
+  splitInto(line, endsWithNewline, words, columns);
+  return { words, columns };
+}
+
+/**
+ * @internal
+ * A fixed table of words that recur in every rule (`-A`, `-m`, `--comment`, `tcp`, `ACCEPT`, …).
+ * The splitter returns these shared strings instead of slicing a new one for each occurrence:
+ * fewer objects for the garbage collector, and option lookups by an already-hashed string.
+ */
+export class WordTable {
+  private readonly slots: (string | undefined)[];
+  private readonly mask: number;
+
+  constructor(words: Iterable<string>) {
+    const list = [...new Set(words)].filter((w) => w.length > 0 && w.length <= MAX_INTERNED);
+    let size = 1;
+    while (size < list.length * 4) size <<= 1;
+    this.slots = new Array<string | undefined>(size).fill(undefined);
+    this.mask = size - 1;
+    for (const w of list) {
+      let h = 0;
+      for (let i = 0; i < w.length; i++) h = (Math.imul(h, 31) + w.charCodeAt(i)) | 0;
+      let k = h & this.mask;
+      while (this.slots[k] !== undefined) k = (k + 1) & this.mask;
+      this.slots[k] = w;
+    }
+  }
+
+  /** The shared string equal to `line[from, to)` whose hash is `h`, if the table has it. */
+  find(line: string, from: number, to: number, h: number): string | undefined {
+    const len = to - from;
+    let k = h & this.mask;
+    for (;;) {
+      const w = this.slots[k];
+      if (w === undefined) return undefined;
+      if (w.length === len && line.startsWith(w, from)) return w;
+      k = (k + 1) & this.mask;
+    }
+  }
+}
+
+const MAX_INTERNED = 24;
+
+/**
+ * @internal
+ * {@link splitRestoreLine} into caller-owned arrays (emptied first), so a reader of a large input
+ * can reuse two arrays for every line; words found in `table` come back as its shared strings.
+ */
+export function splitInto(line: string, endsWithNewline: boolean, words: string[], columns: number[], table?: WordTable): void {
+  words.length = 0;
+  columns.length = 0;
   const n = line.length;
   let i = 0;
   while (i < n) {
@@ -38,15 +90,18 @@ export function splitRestoreLine(line: string, endsWithNewline = true): LineWord
       continue;
     }
     const start = i;
-    // Fast path: a word without quotes is a plain slice.
+    // Fast path: a word without quotes is a plain slice (or a shared common word).
     let j = i;
+    let h = 0;
     while (j < n) {
       c = line.charCodeAt(j);
       if (c === 32 || c === 9 || c === 34) break;
+      h = (Math.imul(h, 31) + c) | 0;
       j++;
     }
     if (j === n || c !== 34) {
-      words.push(line.slice(i, j));
+      const common = table !== undefined && j - i <= MAX_INTERNED ? table.find(line, i, j, h) : undefined;
+      words.push(common ?? line.slice(i, j));
       columns.push(start + 1);
       i = j;
       if (j - start > MAX_PARAM_BYTES / 4) checkLength(words);
@@ -58,12 +113,15 @@ export function splitRestoreLine(line: string, endsWithNewline = true): LineWord
     while (i < n) {
       c = line.charCodeAt(i);
       if (c === 34) {
-        // Opening quote: read to the closing quote, honouring backslash escapes.
+        // Opening quote: read to the closing quote, honouring backslash escapes. Runs without
+        // escapes are sliced whole (no string built a character at a time).
         i++;
         let open = true;
+        let run = i;
         while (i < n) {
           const q = line.charCodeAt(i);
           if (q === 92 /* \ */) {
+            word += line.slice(run, i);
             if (i + 1 < n) {
               word += line[i + 1];
               i += 2;
@@ -72,16 +130,18 @@ export function splitRestoreLine(line: string, endsWithNewline = true): LineWord
               if (endsWithNewline) word += '\n';
               i++;
             }
+            run = i;
             continue;
           }
           if (q === 34) {
+            word += line.slice(run, i);
             open = false;
             i++;
             break;
           }
-          word += line[i];
           i++;
         }
+        if (open) word += line.slice(run, i);
         if (open) {
           if (endsWithNewline && line.charCodeAt(n - 1) !== 92) word += '\n';
         }
@@ -96,7 +156,6 @@ export function splitRestoreLine(line: string, endsWithNewline = true): LineWord
     columns.push(start + 1);
     if (word.length > MAX_PARAM_BYTES / 4) checkLength(words);
   }
-  return { words, columns };
 }
 
 /** Throws the real tool's "Parameter too long!" for the last word when it exceeds the buffer. */

@@ -13,7 +13,8 @@ import {
   type UnknownPolicy,
 } from '../src/index.ts';
 import { buildRuns, ruleKey } from '../src/dispatchIndex.ts';
-import { hookArb, packetArb, rulesetArb } from './evalArbitraries.ts';
+import { rulesetArbitrary } from '../src/testing/index.ts';
+import { hookArb, packetArb, packetsAimedAt, rulesetArb } from './evalArbitraries.ts';
 import { comment, ctx, dport, expandSkips, pkt, random, rule, ruleset, traceLines } from './evalHelpers.ts';
 
 /** kube-proxy's KUBE-SERVICES: one `-d VIP/32 -p tcp --dport P -j KUBE-SVC-i` per service, then nodeports. */
@@ -142,6 +143,35 @@ describe('dispatch index: property', () => {
     // Coverage marks: the index really skipped rules and really landed on candidates.
     expect(sawSkip).toBeGreaterThan(50);
     expect(sawCandidate).toBeGreaterThan(10);
+  }, Math.max(10_000, RUNS * 10));
+
+  it('should evaluate exactly like a linear scan for the shared canonical-ruleset arbitrary, every module and target included', () => {
+    let sawRules = 0;
+    let sawMatch = 0;
+    fc.assert(
+      fc.property(
+        rulesetArbitrary({ maxRules: 8 }).chain((rs) =>
+          fc.tuple(fc.constant(rs), fc.array(packetsAimedAt(rs), { minLength: 1, maxLength: 4 }), hookArb, fc.constantFrom<UnknownPolicy>('stop', 'assume-match', 'assume-nomatch'), fc.integer()),
+        ),
+        ([rs, packets, hook, unknown, seed]) => {
+          const indexed = run(compile(rs, { indexMinRun: 2 }), packets, hook, unknown, seed);
+          const linear = run(compile(rs, { index: false }), packets, hook, unknown, seed);
+          expect(indexed.draws).toBe(linear.draws);
+          indexed.results.forEach((ri, i) => {
+            const rl = linear.results[i] as EvalResult;
+            sawRules += rl.trace.filter((e) => e.kind === 'rule').length;
+            if (rl.trace.some((e) => e.kind === 'rule' && e.outcome === 'match')) sawMatch++;
+            expect(expandSkips(ri.trace)).toEqual(rl.trace);
+            expect({ ...ri, trace: [] }).toEqual({ ...rl, trace: [] });
+          });
+        },
+      ),
+      { seed: SEED, numRuns: Math.ceil(RUNS / 4) },
+    );
+    // Coverage marks. These canonical rulesets pile conditions on each rule, so most of the walk is
+    // `nomatch` paths through every module kind; the arbitraries above cover matching paths.
+    expect(sawRules).toBeGreaterThan(500);
+    expect(sawMatch).toBeGreaterThan(0);
   }, Math.max(10_000, RUNS * 10));
 
   it('should never let the index hide a statistic draw or an nth count', () => {

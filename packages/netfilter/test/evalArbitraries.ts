@@ -5,7 +5,7 @@
  * index has something to do. Packets draw from the same pools.
  */
 import fc from 'fast-check';
-import { parseCidr, parseIpv4, type Hook, type Match, type Packet, type Rule, type Ruleset, type Target } from '../src/index.ts';
+import { parseCidr, parseIpv4, type Hook, type Ipv4, type Match, type Packet, type Rule, type Ruleset, type Target } from '../src/index.ts';
 import { ruleset } from './evalHelpers.ts';
 
 const ADDRS = ['198.18.0.1', '198.18.0.2', '198.18.0.3', '203.0.113.7', '203.0.113.8', '10.0.0.1'];
@@ -186,5 +186,63 @@ export const packetArb: fc.Arbitrary<Packet> = fc
     lengthBytes: 60,
     fragment: p.fragment,
   }));
+
+/**
+ * Packets aimed at a given ruleset: addresses, ports and protocols taken from its rules (so that
+ * rules of generators with uniform random addresses match now and then), mixed with the pools.
+ */
+export function packetsAimedAt(rs: Ruleset): fc.Arbitrary<Packet> {
+  const addrs = new Set<number>(ADDRS.map((a) => parseIpv4(a)));
+  const ports = new Set<number>(PORTS);
+  const protos = new Set<number>([6, 17, 1]);
+  const ifaces = new Set<string>(['eth0', 'lo']);
+  for (const t of Object.values(rs.tables)) {
+    for (const c of Object.values(t.chains)) {
+      for (const r of c.rules) {
+        if (r.src !== undefined) addrs.add(r.src.cidr.addr);
+        if (r.dst !== undefined) addrs.add(r.dst.cidr.addr);
+        if (r.proto !== undefined && r.proto.proto !== 0) protos.add(r.proto.proto);
+        for (const i of [r.inIface, r.outIface]) if (i !== undefined) ifaces.add(i.wildcard ? `${i.name}0` : i.name);
+        for (const m of r.matches) {
+          if (m.kind === 'tcp' || m.kind === 'udp') for (const pm of [m.sport, m.dport]) if (pm !== undefined) ports.add(pm.range.from).add(pm.range.to);
+          if (m.kind === 'multiport') for (const pr of m.ports) ports.add(pr.from);
+          if (m.kind === 'iprange') for (const ir of [m.srcRange, m.dstRange]) if (ir !== undefined) addrs.add(ir.from);
+        }
+      }
+    }
+  }
+  const addr = fc.constantFrom(...[...addrs].sort((a, b) => a - b));
+  const port = fc.constantFrom(...[...ports].sort((a, b) => a - b));
+  const iface = fc.constantFrom(null, ...[...ifaces].sort());
+  return fc
+    .record({
+      src: addr,
+      dst: addr,
+      proto: fc.constantFrom(...[...protos].sort((a, b) => a - b)),
+      sport: port,
+      dport: port,
+      tcpFlags: fc.integer({ min: 0, max: 255 }),
+      icmp: fc.tuple(fc.integer({ min: 0, max: 16 }), fc.integer({ min: 0, max: 4 })),
+      mark: fc.constantFrom(0, 1, 0x4000, 0xffffffff),
+      fragment: fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
+      inIface: iface,
+      outIface: iface,
+    })
+    .map((p) => ({
+      src: p.src as Ipv4,
+      dst: p.dst as Ipv4,
+      proto: p.proto,
+      sport: p.sport,
+      dport: p.dport,
+      tcpFlags: p.tcpFlags,
+      icmpType: p.icmp[0],
+      icmpCode: p.icmp[1],
+      inIface: p.inIface,
+      outIface: p.outIface,
+      mark: p.mark,
+      lengthBytes: 60,
+      fragment: p.fragment,
+    }));
+}
 
 export const hookArb: fc.Arbitrary<Hook> = fc.constantFrom<Hook>('PREROUTING', 'INPUT', 'FORWARD', 'OUTPUT');

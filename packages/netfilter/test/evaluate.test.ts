@@ -473,3 +473,18 @@ describe('evaluateHook: tables that do not exist yet', () => {
     ]);
   });
 });
+
+describe('evaluateHook: null NAT bindings', () => {
+  it('should not give --ctstate DNAT to filter OUTPUT after a DNAT to the destination the packet already has', () => {
+    // The conformance lab's minimal case (Linux 6.18, iptables 1.8.9): nf_nat_setup_info sets the
+    // DNAT status only when the tuple changes, so `! --ctstate DNAT` matched on the kernel.
+    const rs = ruleset({
+      nat: { OUTPUT: [rule({ j: { kind: 'DNAT', to: { minIp: ip('198.18.3.3'), maxIp: ip('198.18.3.3') }, random: false, persistent: false } })] },
+      filter: { OUTPUT: { policy: 'DROP', rules: [rule({ o: 'eth1', m: [{ kind: 'conntrack', ctstate: { states: ['DNAT'], negate: true } }], j: 'ACCEPT' })] } },
+    });
+    const same = pkt({ src: '192.0.2.1', dst: '198.18.3.3', dport: 8080, inIface: null, outIface: 'eth1' });
+    expect(evaluateHook(rs, 'OUTPUT', same, ctx()).verdict.kind).toBe('ACCEPT');
+    const moved = { ...same, dst: ip('198.18.3.4') };
+    expect(evaluateHook(rs, 'OUTPUT', moved, ctx()).verdict).toEqual({ kind: 'DROP', byPolicy: true });
+  });
+});

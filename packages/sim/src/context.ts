@@ -25,10 +25,11 @@ import {
   type Selector,
   type KubeTraceSink,
 } from '@netsim/kube';
+import { ConntrackTable, conntrackCommand } from '@netsim/kernel';
 import type { ProcessContext, ProcessHandle } from './agent.ts';
 import type { Engine } from './engine.ts';
 import { SimError } from './errors.ts';
-import type { IptablesHandle } from './iptables.ts';
+import type { IptablesHandle, RawResult } from './iptables.ts';
 import type { NodeInfo } from './view.ts';
 
 /**
@@ -95,10 +96,50 @@ export interface AsyncWorkQueue<T> {
   get(): Promise<T | undefined>;
 }
 
+/**
+ * The node's connection tracking table through the `conntrack` tool (conntrack-tools 1.4.7), as
+ * kube-proxy up to 1.28 ran it to clear stale UDP flows: each call is one `conntrack` process,
+ * one step, against the node's kernel table (an empty table when the world has no data plane).
+ *
+ * @example
+ * ```ts
+ * const r = await ctx.conntrack.run(['-D', '-p', 'udp', '--orig-dst', '198.51.100.7', '--dst-nat', '198.18.0.5']);
+ * // exit 0: "conntrack v1.4.7 (conntrack-tools): 1 flow entries have been deleted." on stderr; exit 1 when none matched
+ * ```
+ */
+export interface ConntrackHandle {
+  /** One `conntrack` run (argv without the program name); resolves with its output and exit status, never throws. */
+  run(argv: readonly string[]): Promise<RawResult>;
+}
+
+/** Builds the `conntrack` handle of one agent process; `table` is read when each process runs. */
+export function createConntrackHandle(args: {
+  readonly engine: Engine;
+  readonly node: string;
+  readonly agent: string;
+  readonly table: () => ConntrackTable | undefined;
+  /** Simulated duration of one `conntrack` process (default 1 ms). */
+  readonly latencyMs?: number;
+}): ConntrackHandle {
+  const { engine, node, agent } = args;
+  const latencyMs = args.latencyMs ?? 1;
+  if (!Number.isSafeInteger(latencyMs) || latencyMs < 0) throw new SimError('invalid-argument', `conntrack handle for ${agent}: latencyMs must be a non-negative integer`);
+  return {
+    run: (argv) =>
+      engine.call({ kind: 'conntrack', label: `${agent} conntrack ${argv.join(' ')}`, delayMs: latencyMs }, () => {
+        const r = conntrackCommand(args.table() ?? new ConntrackTable(), argv, engine.now());
+        engine.emit('conntrack.exec', { node, agent, argv: ['conntrack', ...argv].join(' '), exit: r.exitCode, ...(r.stderr !== '' ? { stderr: r.stderr } : {}) });
+        return r;
+      }),
+  };
+}
+
 /** Everything a controller process sees. */
 export interface ControllerContext extends ProcessContext {
   readonly nodeInfo: NodeInfo;
   readonly iptables: IptablesHandle;
+  /** The node's conntrack table through the `conntrack` tool. */
+  readonly conntrack: ConntrackHandle;
   readonly kube: KubeClient;
   readonly informers: Informers;
   /** A new workqueue owned by this process (lost when it dies). */
@@ -111,6 +152,8 @@ export interface ContextDeps {
   readonly api: ApiServer;
   readonly nodeInfo: NodeInfo;
   readonly iptables: IptablesHandle;
+  /** Default: a handle on an empty table (a world without a data plane). */
+  readonly conntrack?: ConntrackHandle;
   readonly queueMode: QueueMode;
   readonly random: RandomSource;
   readonly kubeLatencyMs: number;
@@ -253,7 +296,14 @@ export function buildControllerContext(base: ProcessContext, proc: ProcessHandle
     throw new SimError('invalid-argument', `kubeLatencyMs must be a non-negative integer, got ${String(deps.kubeLatencyMs)}`);
   }
 
-  return new WorldContext(base, { nodeInfo: deps.nodeInfo, iptables: deps.iptables, kube, informers, workqueue });
+  return new WorldContext(base, {
+    nodeInfo: deps.nodeInfo,
+    iptables: deps.iptables,
+    conntrack: deps.conntrack ?? createConntrackHandle({ engine, node: deps.nodeInfo.name, agent, table: () => undefined }),
+    kube,
+    informers,
+    workqueue,
+  });
 }
 
 /**
@@ -276,12 +326,13 @@ class WorldContext implements ControllerContext {
   readonly yield: ProcessContext['yield'];
   readonly nodeInfo: NodeInfo;
   readonly iptables: IptablesHandle;
+  readonly conntrack: ControllerContext['conntrack'];
   readonly kube: KubeClient;
   readonly informers: Informers;
   readonly workqueue: ControllerContext['workqueue'];
   readonly #base: ProcessContext;
 
-  constructor(base: ProcessContext, services: Pick<ControllerContext, 'nodeInfo' | 'iptables' | 'kube' | 'informers' | 'workqueue'>) {
+  constructor(base: ProcessContext, services: Pick<ControllerContext, 'nodeInfo' | 'iptables' | 'conntrack' | 'kube' | 'informers' | 'workqueue'>) {
     this.#base = base;
     this.node = base.node;
     this.agent = base.agent;
@@ -298,6 +349,7 @@ class WorldContext implements ControllerContext {
     /* eslint-enable @typescript-eslint/unbound-method */
     this.nodeInfo = services.nodeInfo;
     this.iptables = services.iptables;
+    this.conntrack = services.conntrack;
     this.kube = services.kube;
     this.informers = services.informers;
     this.workqueue = services.workqueue;

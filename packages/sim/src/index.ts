@@ -99,7 +99,9 @@ export {
 } from './scenario.ts';
 export {
   buildControllerContext,
+  createConntrackHandle,
   type AsyncWorkQueue,
+  type ConntrackHandle,
   type ContextDeps,
   type ControllerContext,
   type InformerHandle,

@@ -25,7 +25,7 @@ import {
 } from '@netsim/kube';
 import { freshRuleset, type Ruleset } from '@netsim/netfilter';
 import { Agent, type AgentOptions, type AgentState, type Controller } from './agent.ts';
-import { buildControllerContext, type ControllerContext } from './context.ts';
+import { buildControllerContext, createConntrackHandle, type ControllerContext } from './context.ts';
 import { Engine, type Bounds, type RunOutcome, type ScheduleOptions, type Task, type Finding } from './engine.ts';
 import { SimError } from './errors.ts';
 import { SeededIds } from './ids.ts';
@@ -306,11 +306,13 @@ export class World {
               faults: st.faults,
               ...(opts.iptables !== undefined ? { options: opts.iptables } : {}),
             });
+            const conntrack = createConntrackHandle({ engine, node, agent: base.agent, table: () => this.#datapath?.host(node).conntrack });
             return buildControllerContext(base, proc, {
               engine,
               api,
               nodeInfo: st.info,
               iptables,
+              conntrack,
               queueMode: opts.cluster.queueMode ?? 'DeltaFIFO',
               random: engine.streams.kube,
               kubeLatencyMs: opts.kubeLatencyMs ?? 1,

@@ -1,0 +1,43 @@
+/**
+ * kube-proxy (iptables mode) as a netsim controller, in a fixed variant (kube-proxy's rules) and
+ * a faulty one (an unguarded jump that makes every restore fail on nodes without local endpoints
+ * for a Local Service).
+ */
+import type { Controller, ControllerContext, JsonObject } from '@netsim/sim';
+import { OptionsReader } from '../options.ts';
+import { writeExternalChain, writeExternalChainUnguarded } from './externalChain.ts';
+import { Proxier } from './proxier.ts';
+
+export type KubeProxyVariant = 'faulty' | 'fixed';
+
+export interface KubeProxyOptions {
+  /** `--cluster-cidr` (default `198.18.0.0/15`). */
+  readonly clusterCidr?: string;
+  /** `--iptables-sync-period` in ms (default 30000). */
+  readonly syncPeriodMs?: number;
+  /** `--iptables-min-sync-period` in ms (default 1000). */
+  readonly minSyncPeriodMs?: number;
+}
+
+/**
+ * kube-proxy in iptables mode (controller name `kube-proxy`).
+ *
+ * @example
+ * ```ts
+ * const world = new World({ seed: 1, cluster, controller: kubeProxy('fixed'), probes: [{ kind: 'nodeport-health', service: 'web', everyMs: 1000 }], invariants: [probesSucceed()] });
+ * ```
+ */
+export function kubeProxy(variant: KubeProxyVariant, options: JsonObject = {}): Controller<ControllerContext> {
+  const r = new OptionsReader(`kube-proxy:${variant}`, options);
+  const clusterCidr = r.cidr('clusterCidr', '198.18.0.0/15');
+  const syncPeriodMs = r.int('syncPeriodMs', 30_000, 1, 3_600_000);
+  const minSyncPeriodMs = r.int('minSyncPeriodMs', 1000, 0, 3_600_000);
+  r.done();
+  return {
+    name: 'kube-proxy',
+    create: (ctx) => {
+      const p = new Proxier(ctx, { clusterCidr, syncPeriodMs, minSyncPeriodMs, writeExternalChain: variant === 'fixed' ? writeExternalChain : writeExternalChainUnguarded });
+      return { start: () => p.run(), stop: () => p.stop() };
+    },
+  };
+}

@@ -1,0 +1,385 @@
+/**
+ * kube-proxy in iptables mode (`pkg/proxy/iptables/proxier.go`), one per node:
+ *
+ * - Service and EndpointSlice informers; every change requests a sync. Syncs are serialised and
+ *   spaced by `minSyncPeriod` (kube-proxy's bounded-frequency runner); a failed sync is retried
+ *   after `syncPeriod` and forces the next one to be full.
+ * - `syncProxyRules` writes every kube-proxy chain of the filter and nat tables in **one**
+ *   `iptables-restore --noflush --counters`: `KUBE-SERVICES`, `KUBE-NODEPORTS`, `KUBE-EXT-*`,
+ *   `KUBE-SVC-*`/`KUBE-SVL-*` (statistic probabilities printed `%0.10f`), `KUBE-SEP-*` (hairpin
+ *   mark, then DNAT), `KUBE-MARK-MASQ`, `KUBE-POSTROUTING`, filter `KUBE-EXTERNAL-SERVICES`,
+ *   `KUBE-FORWARD`; stale service chains found with `iptables-save -t nat` are flushed and deleted
+ *   in the same input. A full sync first ensures the jumps from the built-in chains (`-C`, then
+ *   `-I`). Partial syncs leave out the per-service chains of Services that did not change.
+ * - After a successful sync, conntrack entries of **UDP** services whose endpoints went away are
+ *   deleted (`conntrack -D`); TCP flows keep their DNAT.
+ */
+import type { ControllerContext, InformerHandle } from '@netsim/sim';
+import { isIptablesError } from '@netsim/sim';
+import { errorMessage, isProgrammerError } from '../errors.ts';
+import type { ExternalChainWriter } from './externalChain.ts';
+import { isServiceChainName } from './hash.ts';
+import { buildEndpointsMap, buildServicePortMap, categorizeEndpoints, type EndpointInfo, type ServicePortInfo } from './servicePorts.ts';
+
+export const KUBE_SERVICES = 'KUBE-SERVICES';
+export const KUBE_EXTERNAL_SERVICES = 'KUBE-EXTERNAL-SERVICES';
+export const KUBE_NODEPORTS = 'KUBE-NODEPORTS';
+export const KUBE_POSTROUTING = 'KUBE-POSTROUTING';
+export const KUBE_MARK_MASQ = 'KUBE-MARK-MASQ';
+export const KUBE_FORWARD = 'KUBE-FORWARD';
+export const KUBE_PROXY_FIREWALL = 'KUBE-PROXY-FIREWALL';
+export const KUBE_FIREWALL = 'KUBE-FIREWALL';
+
+/** `fmt.Sprintf("%#08x", 1<<14)`: the masquerade bit as kube-proxy prints it. */
+export const MASQUERADE_MARK = '0x004000';
+/** kube-proxy's `FullSyncPeriod`. */
+const FULL_SYNC_PERIOD_MS = 3_600_000;
+
+interface JumpChain {
+  readonly table: 'filter' | 'nat';
+  readonly dstChain: string;
+  readonly srcChain: string;
+  readonly comment: string;
+  readonly extraArgs: readonly string[];
+}
+
+const NEW = ['-m', 'conntrack', '--ctstate', 'NEW'];
+
+/** kube-proxy's jumps from the built-in chains, then kubelet's (which kube-proxy also ensures). */
+export const JUMP_CHAINS: readonly JumpChain[] = [
+  { table: 'filter', dstChain: KUBE_EXTERNAL_SERVICES, srcChain: 'INPUT', comment: 'kubernetes externally-visible service portals', extraArgs: NEW },
+  { table: 'filter', dstChain: KUBE_EXTERNAL_SERVICES, srcChain: 'FORWARD', comment: 'kubernetes externally-visible service portals', extraArgs: NEW },
+  { table: 'filter', dstChain: KUBE_NODEPORTS, srcChain: 'INPUT', comment: 'kubernetes health check service ports', extraArgs: [] },
+  { table: 'filter', dstChain: KUBE_SERVICES, srcChain: 'FORWARD', comment: 'kubernetes service portals', extraArgs: NEW },
+  { table: 'filter', dstChain: KUBE_SERVICES, srcChain: 'OUTPUT', comment: 'kubernetes service portals', extraArgs: NEW },
+  { table: 'filter', dstChain: KUBE_FORWARD, srcChain: 'FORWARD', comment: 'kubernetes forwarding rules', extraArgs: [] },
+  { table: 'filter', dstChain: KUBE_PROXY_FIREWALL, srcChain: 'INPUT', comment: 'kubernetes load balancer firewall', extraArgs: NEW },
+  { table: 'filter', dstChain: KUBE_PROXY_FIREWALL, srcChain: 'OUTPUT', comment: 'kubernetes load balancer firewall', extraArgs: NEW },
+  { table: 'filter', dstChain: KUBE_PROXY_FIREWALL, srcChain: 'FORWARD', comment: 'kubernetes load balancer firewall', extraArgs: NEW },
+  { table: 'nat', dstChain: KUBE_SERVICES, srcChain: 'OUTPUT', comment: 'kubernetes service portals', extraArgs: [] },
+  { table: 'nat', dstChain: KUBE_SERVICES, srcChain: 'PREROUTING', comment: 'kubernetes service portals', extraArgs: [] },
+  { table: 'nat', dstChain: KUBE_POSTROUTING, srcChain: 'POSTROUTING', comment: 'kubernetes postrouting rules', extraArgs: [] },
+  { table: 'filter', dstChain: KUBE_FIREWALL, srcChain: 'INPUT', comment: '', extraArgs: [] },
+  { table: 'filter', dstChain: KUBE_FIREWALL, srcChain: 'OUTPUT', comment: '', extraArgs: [] },
+];
+
+export interface ProxierOptions {
+  /** `--cluster-cidr`, used to tell Pod traffic from the rest (`--detect-local-mode=ClusterCIDR`). */
+  readonly clusterCidr: string;
+  /** `--iptables-sync-period`: the retry delay after a failed sync (default 30 s). */
+  readonly syncPeriodMs: number;
+  /** `--iptables-min-sync-period` (default 1 s). */
+  readonly minSyncPeriodMs: number;
+  /** How the `KUBE-EXT-*` chains are written: this is where the variants differ. */
+  readonly writeExternalChain: ExternalChainWriter;
+}
+
+/** `%0.10f` of 1/n. */
+export function probability(n: number): string {
+  return (1 / n).toFixed(10);
+}
+
+class Lines {
+  readonly lines: string[] = [];
+  constructor(readonly discard = false) {}
+  write(...words: readonly string[]): void {
+    if (!this.discard) this.lines.push(words.join(' '));
+  }
+}
+
+/** A UDP endpoint that went away: its flows must be cleared from conntrack. */
+export interface StaleUdpEndpoint {
+  readonly service: ServicePortInfo;
+  readonly endpoint: EndpointInfo;
+}
+
+/** conntrack-tools' message when `-D` matched nothing: not an error for kube-proxy. */
+const NO_CONNECTION_TO_DELETE = '0 flow entries have been deleted';
+
+export class Proxier {
+  readonly ctx: ControllerContext;
+  readonly opts: ProxierOptions;
+  readonly services: InformerHandle<'Service'>;
+  readonly slices: InformerHandle<'EndpointSlice'>;
+  readonly #queue;
+  #initialized = false;
+  #needFullSync = true;
+  #lastFullSyncMs = Number.NEGATIVE_INFINITY;
+  /** What each Service looked like at the last sync (its ports and endpoints), to find the changed ones. */
+  #lastFingerprints = new Map<string, string>();
+  /** The endpoints map at the last sync, to find endpoints that went away. */
+  #lastEndpoints = new Map<string, EndpointInfo[]>();
+
+  constructor(ctx: ControllerContext, opts: ProxierOptions) {
+    this.ctx = ctx;
+    this.opts = opts;
+    this.services = ctx.informers.services();
+    this.slices = ctx.informers.endpointSlices();
+    // The bounded-frequency runner: one "sync" item, coalesced while pending.
+    this.#queue = ctx.workqueue<'sync'>('sync-runner');
+  }
+
+  async run(): Promise<void> {
+    const request = (): void => {
+      if (this.#initialized) this.#queue.add('sync');
+    };
+    this.services.addEventHandler({ onAdd: request, onUpdate: request, onDelete: request });
+    this.slices.addEventHandler({ onAdd: request, onUpdate: request, onDelete: request });
+    this.ctx.informers.start();
+    if (!(await this.ctx.informers.waitForCacheSync())) return;
+    this.#initialized = true;
+    this.#queue.add('sync');
+    this.ctx.go('sync-runner', () => this.#runner());
+  }
+
+  stop(): void {
+    this.#queue.shutDown();
+  }
+
+  async #runner(): Promise<void> {
+    for (;;) {
+      const item = await this.#queue.get();
+      if (item === undefined) return;
+      let ok = false;
+      try {
+        ok = await this.syncProxyRules();
+      } finally {
+        this.#queue.done(item);
+      }
+      if (!ok) {
+        this.ctx.log.info('Sync failed', { retryingTimeMs: this.opts.syncPeriodMs });
+        this.#queue.addAfter('sync', this.opts.syncPeriodMs);
+      }
+      await this.ctx.sleep(this.opts.minSyncPeriodMs);
+    }
+  }
+
+  async #ensureJumps(): Promise<boolean> {
+    const ipt = this.ctx.iptables;
+    for (const jump of JUMP_CHAINS) {
+      const created = await ipt.run(['-t', jump.table, '-N', jump.dstChain]);
+      if (created.exitCode !== 0 && !created.stderr.includes('Chain already exists')) {
+        this.ctx.log.error('Failed to ensure chain exists', { table: jump.table, chain: jump.dstChain, error: created.stderr.trim() });
+        return false;
+      }
+      const args = [...jump.extraArgs, ...(jump.comment !== '' ? ['-m', 'comment', '--comment', jump.comment] : []), '-j', jump.dstChain];
+      const exists = await ipt.run(['-t', jump.table, '-C', jump.srcChain, ...args]);
+      if (exists.exitCode === 0) continue;
+      const inserted = exists.exitCode === 1 ? await ipt.run(['-t', jump.table, '-I', jump.srcChain, ...args]) : exists;
+      if (inserted.exitCode !== 0) {
+        this.ctx.log.error('Failed to ensure chain jumps', { table: jump.table, srcChain: jump.srcChain, dstChain: jump.dstChain, error: inserted.stderr.trim() });
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** One sync. Returns false when it failed (and must be retried). */
+  async syncProxyRules(): Promise<boolean> {
+    const now = this.ctx.now();
+    const doFullSync = this.#needFullSync || now - this.#lastFullSyncMs > FULL_SYNC_PERIOD_MS;
+    const svcPortMap = buildServicePortMap(this.services.lister.keys().flatMap((k) => this.services.lister.getByKey(k) ?? []));
+    const endpointsMap = buildEndpointsMap(
+      this.slices.lister.keys().flatMap((k) => this.slices.lister.getByKey(k) ?? []),
+      this.ctx.node,
+    );
+    // The change trackers' view: which Services changed, which UDP endpoints went away.
+    const fingerprints = new Map<string, string>();
+    for (const svc of svcPortMap.values()) {
+      const prev = fingerprints.get(svc.namespacedName) ?? '';
+      fingerprints.set(svc.namespacedName, prev + JSON.stringify([svc, endpointsMap.get(svc.key) ?? []]));
+    }
+    const updated = new Set<string>();
+    for (const [nn, fp] of fingerprints) if (this.#lastFingerprints.get(nn) !== fp) updated.add(nn);
+    const stale: StaleUdpEndpoint[] = [];
+    const newlyServed: ServicePortInfo[] = [];
+    for (const svc of svcPortMap.values()) {
+      if (svc.protocol !== 'udp') continue;
+      const prevEps = this.#lastEndpoints.get(svc.key) ?? [];
+      const curEps = endpointsMap.get(svc.key) ?? [];
+      const cur = new Set(curEps.map((e) => e.str));
+      for (const e of prevEps) if (!cur.has(e.str)) stale.push({ service: svc, endpoint: e });
+      // A Service that had no endpoints left REJECT entries in conntrack: clear them once it has some.
+      if (prevEps.length === 0 && curEps.length > 0) newlyServed.push(svc);
+    }
+    this.#lastFingerprints = fingerprints;
+    this.#lastEndpoints = endpointsMap;
+
+    try {
+      if (doFullSync && !(await this.#ensureJumps())) {
+        this.#needFullSync = true;
+        return false;
+      }
+      const data = await this.#buildRestoreData(svcPortMap, endpointsMap, doFullSync, updated);
+      await this.ctx.iptables.restore(data, { noflush: true, counters: true });
+    } catch (e) {
+      if (isProgrammerError(e) || !isIptablesError(e)) throw e;
+      this.ctx.log.error('Failed to execute iptables-restore', { error: errorMessage(e) });
+      // The change trackers were flushed: only a full sync can recover.
+      this.#needFullSync = true;
+      return false;
+    }
+    this.#needFullSync = false;
+    if (doFullSync) this.#lastFullSyncMs = now;
+    // Finish housekeeping: UDP only. TCP flows keep their DNAT until they end.
+    await this.deleteStaleServiceConntrackEntries(newlyServed);
+    await this.deleteEndpointConnections(stale);
+    return true;
+  }
+
+  /** One `conntrack -D`; "nothing to delete" is fine, other failures are logged. */
+  async #conntrackDelete(argv: readonly string[]): Promise<void> {
+    const r = await this.ctx.conntrack.run(['-D', ...argv]);
+    if (r.exitCode !== 0 && !r.stderr.includes(NO_CONNECTION_TO_DELETE)) this.ctx.log.error('Failed to delete conntrack entries', { argv: argv.join(' '), error: r.stderr.trim() });
+  }
+
+  /** Flows of a UDP Service that had no endpoints were rejected: clear them now that it has some. */
+  async deleteStaleServiceConntrackEntries(services: readonly ServicePortInfo[]): Promise<void> {
+    for (const svc of services) {
+      await this.#conntrackDelete(['--orig-dst', svc.clusterIP, '-p', 'udp']);
+      if (svc.nodePort !== 0) await this.#conntrackDelete(['-p', 'udp', '--dport', String(svc.nodePort)]);
+    }
+  }
+
+  /** Flows DNATed to a UDP endpoint that went away would keep going there: delete them. */
+  async deleteEndpointConnections(stale: readonly StaleUdpEndpoint[]): Promise<void> {
+    for (const { service, endpoint } of stale) {
+      if (service.nodePort !== 0) await this.#conntrackDelete(['-p', 'udp', '--dport', String(service.nodePort), '--dst-nat', endpoint.ip]);
+      await this.#conntrackDelete(['--orig-dst', service.clusterIP, '--dst-nat', endpoint.ip, '-p', 'udp']);
+    }
+  }
+
+  async #buildRestoreData(svcPortMap: Map<string, ServicePortInfo>, endpointsMap: Map<string, EndpointInfo[]>, doFullSync: boolean, updated: ReadonlySet<string>): Promise<string> {
+    const mark = `${MASQUERADE_MARK}/${MASQUERADE_MARK}`;
+    const ifLocal = ['-s', this.opts.clusterCidr];
+    const ifNotLocal = ['!', '-s', this.opts.clusterCidr];
+    const filterChains = new Lines();
+    const filterRules = new Lines();
+    const natChains = new Lines();
+    const natRules = new Lines();
+    const skippedChains = new Lines(true);
+    const skippedRules = new Lines(true);
+    for (const c of [KUBE_SERVICES, KUBE_EXTERNAL_SERVICES, KUBE_FORWARD, KUBE_NODEPORTS, KUBE_PROXY_FIREWALL]) filterChains.write(`:${c} - [0:0]`);
+    for (const c of [KUBE_SERVICES, KUBE_NODEPORTS, KUBE_POSTROUTING, KUBE_MARK_MASQ]) natChains.write(`:${c} - [0:0]`);
+
+    natRules.write('-A', KUBE_POSTROUTING, '-m', 'mark', '!', '--mark', mark, '-j', 'RETURN');
+    // Clear the mark so a packet that traverses the stack again is not masqueraded twice.
+    natRules.write('-A', KUBE_POSTROUTING, '-j', 'MARK', '--xor-mark', MASQUERADE_MARK);
+    natRules.write('-A', KUBE_POSTROUTING, '-m', 'comment', '--comment', '"kubernetes service traffic requiring SNAT"', '-j', 'MASQUERADE', '--random-fully');
+    natRules.write('-A', KUBE_MARK_MASQ, '-j', 'MARK', '--or-mark', MASQUERADE_MARK);
+    // localhost NodePorts are on (route_localnet): block martian localnet traffic from outside.
+    filterChains.write(`:${KUBE_FIREWALL} - [0:0]`);
+    filterRules.write('-A', KUBE_FIREWALL, '-m', 'comment', '--comment', '"block incoming localnet connections"', '-d', '127.0.0.0/8', '!', '-s', '127.0.0.0/8', '-m', 'conntrack', '!', '--ctstate', 'RELATED,ESTABLISHED,DNAT', '-j', 'DROP');
+
+    const activeNatChains = new Set<string>();
+    for (const svc of svcPortMap.values()) {
+      const { protocol, nameString } = svc;
+      const cat = categorizeEndpoints(endpointsMap.get(svc.key) ?? [], svc);
+      const clusterPolicyChain = svc.clusterPolicyChainName;
+      const usesClusterPolicyChain = cat.clusterEndpoints.length > 0;
+      const localPolicyChain = svc.localPolicyChainName;
+      const usesLocalPolicyChain = cat.localEndpoints.length > 0 && svc.externalPolicyLocal;
+      const internalTrafficChain = clusterPolicyChain;
+      const hasInternalEndpoints = cat.hasEndpoints;
+      let externalPolicyChain = clusterPolicyChain;
+      let hasExternalEndpoints = cat.hasEndpoints;
+      if (svc.externalPolicyLocal) {
+        externalPolicyChain = localPolicyChain;
+        if (cat.localEndpoints.length === 0) hasExternalEndpoints = false;
+      }
+      const externalTrafficChain = svc.externalChainName;
+      const usesExternalTrafficChain = cat.hasEndpoints && svc.nodePort !== 0;
+
+      let internalFilterTarget = '';
+      let internalFilterComment = '';
+      let externalFilterTarget = '';
+      let externalFilterComment = '';
+      if (!cat.hasEndpoints) {
+        internalFilterTarget = 'REJECT';
+        internalFilterComment = `"${nameString} has no endpoints"`;
+        externalFilterTarget = 'REJECT';
+        externalFilterComment = internalFilterComment;
+      } else if (!hasExternalEndpoints) {
+        externalFilterTarget = 'DROP';
+        externalFilterComment = `"${nameString} has no local endpoints"`;
+      }
+
+      const dst = ['-m', protocol, '-p', protocol, '-d', svc.clusterIP, '--dport', String(svc.port)];
+      if (hasInternalEndpoints) {
+        natRules.write('-A', KUBE_SERVICES, '-m', 'comment', '--comment', `"${nameString} cluster IP"`, ...dst, '-j', internalTrafficChain);
+      } else {
+        filterRules.write('-A', KUBE_SERVICES, '-m', 'comment', '--comment', internalFilterComment, ...dst, '-j', internalFilterTarget);
+      }
+      if (svc.nodePort !== 0) {
+        if (cat.hasEndpoints) natRules.write('-A', KUBE_NODEPORTS, '-m', 'comment', '--comment', nameString, '-m', protocol, '-p', protocol, '--dport', String(svc.nodePort), '-j', externalTrafficChain);
+        if (!hasExternalEndpoints) {
+          filterRules.write('-A', KUBE_EXTERNAL_SERVICES, '-m', 'comment', '--comment', externalFilterComment, '-m', 'addrtype', '--dst-type', 'LOCAL', '-m', protocol, '-p', protocol, '--dport', String(svc.nodePort), '-j', externalFilterTarget);
+        }
+      }
+
+      // Unchanged Services keep their chains as they are on a partial sync.
+      const skip = !doFullSync && !updated.has(svc.namespacedName);
+      const chains = skip ? skippedChains : natChains;
+      const rules = skip ? skippedRules : natRules;
+
+      if (hasInternalEndpoints) {
+        // Off-cluster traffic to the cluster IP may bounce off-node: masquerade it.
+        rules.write('-A', internalTrafficChain, '-m', 'comment', '--comment', `"${nameString} cluster IP"`, ...dst, ...ifNotLocal, '-j', KUBE_MARK_MASQ);
+      }
+      if (usesExternalTrafficChain) {
+        chains.write(`:${externalTrafficChain} - [0:0]`);
+        activeNatChains.add(externalTrafficChain);
+        this.opts.writeExternalChain(
+          { nameString, externalTrafficChain, externalPolicyChain, clusterPolicyChain, externalPolicyLocal: svc.externalPolicyLocal, hasExternalEndpoints, ifLocal, markMasqChain: KUBE_MARK_MASQ },
+          (...words) => rules.write(...words),
+        );
+      }
+      if (usesClusterPolicyChain) {
+        chains.write(`:${clusterPolicyChain} - [0:0]`);
+        activeNatChains.add(clusterPolicyChain);
+        writeServiceToEndpointRules(rules, nameString, clusterPolicyChain, cat.clusterEndpoints);
+      }
+      if (usesLocalPolicyChain) {
+        chains.write(`:${localPolicyChain} - [0:0]`);
+        activeNatChains.add(localPolicyChain);
+        writeServiceToEndpointRules(rules, nameString, localPolicyChain, cat.localEndpoints);
+      }
+      for (const ep of cat.allLocallyReachableEndpoints) {
+        chains.write(`:${ep.chainName} - [0:0]`);
+        activeNatChains.add(ep.chainName);
+        // Hairpin: a Pod reaching itself through the Service must be masqueraded.
+        rules.write('-A', ep.chainName, '-m', 'comment', '--comment', nameString, '-s', ep.ip, '-j', KUBE_MARK_MASQ);
+        rules.write('-A', ep.chainName, '-m', 'comment', '--comment', nameString, '-m', protocol, '-p', protocol, '-j', 'DNAT', '--to-destination', ep.str);
+      }
+    }
+
+    // Chains of Services or endpoints that are gone: flush (chain line) and delete them.
+    const saved = await this.ctx.iptables.save('nat');
+    for (const line of saved.split('\n')) {
+      const m = /^:(\S+) /.exec(line);
+      const chain = m?.[1];
+      if (chain === undefined || activeNatChains.has(chain) || !isServiceChainName(chain)) continue;
+      natChains.write(`:${chain} - [0:0]`);
+      natRules.write('-X', chain);
+    }
+
+    // The NodePorts chain is the last rule of KUBE-SERVICES.
+    natRules.write('-A', KUBE_SERVICES, '-m', 'comment', '--comment', '"kubernetes service nodeports; NOTE: this must be the last rule in this chain"', '-m', 'addrtype', '--dst-type', 'LOCAL', '-j', KUBE_NODEPORTS);
+
+    filterRules.write('-A', KUBE_FORWARD, '-m', 'conntrack', '--ctstate', 'INVALID', '-j', 'DROP');
+    filterRules.write('-A', KUBE_FORWARD, '-m', 'comment', '--comment', '"kubernetes forwarding rules"', '-m', 'mark', '--mark', mark, '-j', 'ACCEPT');
+    filterRules.write('-A', KUBE_FORWARD, '-m', 'comment', '--comment', '"kubernetes forwarding conntrack rule"', '-m', 'conntrack', '--ctstate', 'RELATED,ESTABLISHED', '-j', 'ACCEPT');
+
+    return ['*filter', ...filterChains.lines, ...filterRules.lines, 'COMMIT', '*nat', ...natChains.lines, ...natRules.lines, 'COMMIT', ''].join('\n');
+  }
+}
+
+function writeServiceToEndpointRules(rules: Lines, nameString: string, svcChain: string, endpoints: readonly EndpointInfo[]): void {
+  const n = endpoints.length;
+  endpoints.forEach((ep, i) => {
+    const args = ['-A', svcChain, '-m', 'comment', '--comment', `"${nameString} -> ${ep.str}"`];
+    // Each rule but the last picks its endpoint with probability 1/(endpoints left).
+    if (i < n - 1) args.push('-m', 'statistic', '--mode', 'random', '--probability', probability(n - i));
+    rules.write(...args, '-j', ep.chainName);
+  });
+}

@@ -1,0 +1,62 @@
+/**
+ * kube-proxy clears conntrack for UDP only when endpoints change: a UDP flow to an endpoint that
+ * went away is deleted, a TCP flow keeps its DNAT.
+ */
+import { describe, expect, it } from 'vitest';
+import { formatCtEntry } from '@netsim/kernel';
+import { World, type ServiceSpec } from '@netsim/sim';
+import { kubeProxy } from '../../src/index.ts';
+import { fieldOf } from '../helpers.ts';
+
+const dns: ServiceSpec = {
+  name: 'dns',
+  type: 'NodePort',
+  selector: { app: 'dns' },
+  ports: [
+    { name: 'dns', port: 53, targetPort: 5353, protocol: 'UDP', nodePort: 30053 },
+    { name: 'dns-tcp', port: 53, targetPort: 8080, protocol: 'TCP', nodePort: 30054 },
+  ],
+};
+
+describe('kube-proxy conntrack clean-up', () => {
+  it('should delete the UDP flows of an endpoint that went away and leave TCP flows alone', async () => {
+    const w = new World({
+      seed: 1,
+      cluster: { nodes: [{ name: 'node-1' }], services: [dns], pods: [{ name: 'dns-0', node: 'node-1', labels: { app: 'dns' }, ports: [{ port: 5353, protocol: 'UDP' }, { port: 8080, protocol: 'TCP' }] }] },
+      controller: kubeProxy('fixed'),
+      datapath: true,
+    });
+    const node = '192.0.2.11';
+    const flows = (): string[] => (w.datapath?.host('node-1').conntrack.list(w.engine.now()) ?? []).map((e) => formatCtEntry(e, w.engine.now()));
+    let before: string[] = [];
+    w.engine.at(3000, { kind: 'action', label: 'client traffic' }, () => {
+      const dp = w.datapath;
+      if (dp === undefined) throw new Error('no data plane');
+      dp.net.udp('lb', node, 30053, { nowMs: 3000 });
+      expect(dp.net.connect('lb', node, 30054, { nowMs: 3000, synRetries: 0 }).kind).toBe('established');
+      before = flows();
+    });
+    w.at(4000, { kind: 'pod.delete', name: 'dns-0' });
+    expect((await w.run(8000)).status).toBe('ok');
+    const podIp = fieldOf(
+      w.events.find((e) => e.type === 'kube.kubelet' && e['transition'] === 'running'),
+      'ip',
+    );
+    expect(podIp).toMatch(/^198\.18\.0\.\d+$/);
+    expect(before.filter((l) => l.startsWith('udp') && l.includes(`src=${podIp}`))).toHaveLength(1);
+    expect(before.filter((l) => l.startsWith('tcp') && l.includes(`src=${podIp}`))).toHaveLength(1);
+    const after = flows();
+    expect(after.filter((l) => l.startsWith('udp'))).toEqual([]);
+    expect(after.filter((l) => l.startsWith('tcp') && l.includes(`src=${podIp}`))).toHaveLength(1);
+    const cmds = w.events.filter((e) => e.type === 'conntrack.exec').map((e) => `${fieldOf(e, 'argv')} → ${e['exit'] === 0 ? 0 : 1}`);
+    const clusterIp = w.api.get('Service', 'default', 'dns').spec.clusterIP;
+    expect(cmds).toEqual([
+      // The Service got its first endpoint: flows rejected before are cleared (none here).
+      `conntrack -D --orig-dst ${clusterIp} -p udp → 1`,
+      'conntrack -D -p udp --dport 30053 → 1',
+      // The endpoint went away: the NodePort flow DNATed to it is deleted.
+      `conntrack -D -p udp --dport 30053 --dst-nat ${podIp} → 0`,
+      `conntrack -D --orig-dst ${clusterIp} --dst-nat ${podIp} -p udp → 1`,
+    ]);
+  });
+});
