@@ -7,7 +7,8 @@
  * - received, forwarded: PREROUTING → routing decision (ip_forward of the incoming interface,
  *   rp_filter) → FORWARD (mangle, filter) → POSTROUTING (mangle, nat) → confirm → wire;
  * - sent by this host: routing → OUTPUT (raw, conntrack, mangle — re-route if the mark changed —,
- *   nat — re-route if the destination changed —, filter) → POSTROUTING → confirm → wire, or
+ *   nat — re-route if the destination changed —, filter; every OUTPUT table sees the first
+ *   route's interface, POSTROUTING the re-routed one) → POSTROUTING → confirm → wire, or
  *   back in through `lo` (PREROUTING raw/mangle, INPUT mangle/filter; nat already decided).
  *
  * nat chains are walked only while a connection's NAT for that manip type is undecided (its first
@@ -779,6 +780,8 @@ export function hostSend(host: Host, pkt: Pkt, rc: RunCtx, opts: SendOptions): S
   } else {
     sk = host.tracking ? conntrackIn(host, pkt, raw.res.notrack, rc) : NO_CT;
   }
+  // The whole OUTPUT hook sees the interface of the first route (`nf_hook_state.out` is set when
+  // the hook starts): a re-route after mangle or nat changes only what POSTROUTING sees.
   const markBefore = pkt.mark;
   if (!runPlain(host, 'mangle', 'OUTPUT', pkt, null, outIf0, sk, rc)) return { ok: true };
   const dstBefore = pkt.dst;
@@ -787,16 +790,15 @@ export function hostSend(host: Host, pkt: Pkt, rc: RunCtx, opts: SendOptions): S
     if (rr === null) return { ok: true };
     r = rr;
   }
-  const outIf1 = r.route.type === 'local' ? 'lo' : (r.route.dev ?? 'lo');
-  if (!natHook(host, 'OUTPUT', 'dst', pkt, null, outIf1, 0 as Ipv4, sk, rc)) return { ok: true };
+  if (!natHook(host, 'OUTPUT', 'dst', pkt, null, outIf0, 0 as Ipv4, sk, rc)) return { ok: true };
   if (pkt.dst !== dstBefore) {
     const rr = reroute(host, pkt, sk, rc);
     if (rr === null) return { ok: true };
     r = rr;
   }
+  if (!runPlain(host, 'filter', 'OUTPUT', pkt, null, outIf0, sk, rc)) return { ok: true };
   const local = r.route.type === 'local';
   const outIf = local ? 'lo' : (r.route.dev ?? 'lo');
-  if (!runPlain(host, 'filter', 'OUTPUT', pkt, null, outIf, sk, rc)) return { ok: true };
   postrouting(host, pkt, null, outIf, r.nexthop, local, sk, rc);
   return { ok: true };
 }

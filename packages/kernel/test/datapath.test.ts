@@ -119,6 +119,36 @@ describe('hook order', () => {
     expect(r.kind === 'established' && r.server?.peer).toMatch(/^198\.51\.100\.10:/);
   });
 
+  it('should let every OUTPUT table see the first route\'s -o and only POSTROUTING the re-routed one (checked on 6.18)', () => {
+    // The conformance lab's node: eth0 toward the client (default route), eth1 toward 198.18.0.0/16, vethpod toward the Pod.
+    const net = new Network({ rng: seeded(1) });
+    const node = host(
+      net,
+      'node',
+      { eth0: '192.0.2.1/30', eth1: '198.51.100.1/30', vethpod: '203.0.113.1/30' },
+      'ip route add default via 192.0.2.2',
+      'ip route add 198.18.0.0/16 via 198.51.100.2',
+      'ip rule add fwmark 0x1 lookup 100 priority 100',
+      'ip route add 198.18.0.0/16 via 203.0.113.2 dev vethpod table 100',
+    );
+    const byIface = (rs: Ruleset, table: 'mangle' | 'nat' | 'filter', chain: string): Ruleset => append(rs, table, chain, rule({ o: 'eth1' }), rule({ o: 'vethpod' }));
+    let counting = emptyRuleset();
+    for (const [t, c] of [['mangle', 'OUTPUT'], ['nat', 'OUTPUT'], ['filter', 'OUTPUT'], ['mangle', 'POSTROUTING'], ['nat', 'POSTROUTING']] as const) counting = byIface(counting, t, c);
+    const sent = (over: Partial<Packet>): string[] => {
+      const packet: Packet = { src: ip('198.51.100.1'), dst: ip('198.18.0.5'), proto: 17, sport: 40000, dport: 30080, tcpFlags: 0, icmpType: 0, icmpCode: 0, inIface: null, outIface: null, mark: 0, lengthBytes: 29, fragment: false, ...over };
+      const r = traceHostPacket(node, packet, { rng: seeded(1) });
+      return r.matched.map((m) => `${m.table} ${m.chain} ${m.rule.replace(/^-A \S+ /, '')}`);
+    };
+    // nat OUTPUT DNATs to the Pod: routed out eth1 first, re-routed to vethpod.
+    const dnatFirst = (rs: Ruleset): Ruleset => ({ tables: { ...rs.tables, nat: { ...rs.tables.nat, chains: { ...rs.tables.nat.chains, OUTPUT: { name: 'OUTPUT', policy: 'ACCEPT', rules: [rule({ p: 'udp' }, T.dnat('203.0.113.2')), ...(rs.tables.nat.chains.OUTPUT?.rules ?? [])] } } } } });
+    node.setRuleset(dnatFirst(counting));
+    // Real run: mangle OUTPUT -o eth1, filter OUTPUT -o eth1, mangle and nat POSTROUTING -o vethpod.
+    expect(sent({})).toEqual(['mangle OUTPUT -o eth1', 'nat OUTPUT -p udp -j DNAT --to-destination 203.0.113.2', 'filter OUTPUT -o eth1', 'mangle POSTROUTING -o vethpod', 'nat POSTROUTING -o vethpod']);
+    // A mark set in mangle OUTPUT re-routes by the fwmark rule: nat and filter OUTPUT still see eth1.
+    node.setRuleset(append(counting, 'mangle', 'OUTPUT', rule({}, T.mark(1))));
+    expect(sent({ sport: 40001 })).toEqual(['mangle OUTPUT -o eth1', 'mangle OUTPUT -j MARK --set-xmark 0x1/0xffffffff', 'nat OUTPUT -o eth1', 'filter OUTPUT -o eth1', 'mangle POSTROUTING -o vethpod', 'nat POSTROUTING -o vethpod']);
+  });
+
   it('should refuse to re-route a 127.0.0.1 source out of a real interface unless route_localnet is set', () => {
     const w = nodeWorld();
     const rs = append(
