@@ -147,12 +147,8 @@ function ctView(sk: SkbCt): ConntrackView {
 function evalCtx(host: Host, view: ConntrackView, rc: RunCtx): EvalContext {
   return {
     addrType(addr: Ipv4, iface: string | null): AddrType {
-      if (iface === null) return addrTypeOf(host.fib, addr);
-      // --limit-iface-in/out: only addresses of that interface count as LOCAL.
-      const i = host.fib.ifaces.get(iface);
-      if (i?.addrs.some((a) => a.addr === addr) === true) return 'LOCAL';
-      const t = addrTypeOf(host.fib, addr);
-      return t === 'LOCAL' ? 'UNICAST' : t;
+      // --limit-iface-in/out pass the interface: table local's routes on other devices do not count.
+      return addrTypeOf(host.fib, addr, iface);
     },
     conntrack: view,
     random31: rc.random31,
@@ -542,6 +538,24 @@ function validateSource(host: Host, pkt: Pkt, inIf: string, oif: string | null, 
   return push(true, `route back to ${ip(pkt.src)} exists (via ${back})`);
 }
 
+/**
+ * `brd_input`: a broadcast for this host (a subnet broadcast route in table local, or the limited
+ * broadcast) is local input once its source passes validation (skipped for source 0.0.0.0);
+ * directed-broadcast forwarding (`bc_forwarding`) is not modelled.
+ */
+function broadcastInput(host: Host, pkt: Pkt, inIf: string, rc: RunCtx): InputDecision {
+  if (pkt.src !== 0 && !validateSource(host, pkt, inIf, null, rc)) return { kind: 'dropped' };
+  return { kind: 'local' };
+}
+
+/**
+ * Whether a packet to `dst` is routed as a broadcast here (`RTCF_BROADCAST`): the stack and
+ * `icmp_send` never answer one, nor does REJECT.
+ */
+export function isBroadcastFor(host: Host, dst: Ipv4): boolean {
+  return dst === 0xffffffff || (dst >>> 24 !== 0 && dst >>> 28 !== 14 && addrTypeOf(host.fib, dst) === 'BROADCAST');
+}
+
 /** `ip_route_input_slow`: martians, FIB lookup, forwarding and rp_filter. */
 function inputRoute(host: Host, pkt: Pkt, inIf: string, sk: SkbCt, rc: RunCtx): InputDecision {
   const fib = host.fib;
@@ -553,7 +567,10 @@ function inputRoute(host: Host, pkt: Pkt, inIf: string, sk: SkbCt, rc: RunCtx): 
     return { kind: 'dropped' };
   };
   const s = pkt.src;
-  if (s >>> 28 === 14 || s === 0xffffffff || s >>> 24 === 0) return martian('martian-source', `martian source ${ip(s)}`);
+  if (s >>> 28 === 14 || s === 0xffffffff) return martian('martian-source', `martian source ${ip(s)}`);
+  // The limited broadcast (and 0.0.0.0 from 0.0.0.0) is local input without a route look-up.
+  if (pkt.dst === 0xffffffff || (s === 0 && pkt.dst === 0)) return broadcastInput(host, pkt, inIf, rc);
+  if (s >>> 24 === 0) return martian('martian-source', `martian source ${ip(s)}`);
   if (pkt.dst >>> 24 === 0) return martian('martian-destination', `martian destination ${ip(pkt.dst)}`);
   const localnet = effectiveRouteLocalnet(sysctls, iface.conf);
   if (isLoopbackAddr(pkt.dst) && !localnet) return martian('martian-destination', `martian destination ${ip(pkt.dst)} on ${inIf} (route_localnet=0)`);
@@ -587,10 +604,7 @@ function inputRoute(host: Host, pkt: Pkt, inIf: string, sk: SkbCt, rc: RunCtx): 
     return { kind: 'dropped' };
   }
   if (r.route.type === 'local') return validateSource(host, pkt, inIf, null, rc) ? { kind: 'local' } : { kind: 'dropped' };
-  if (r.route.type === 'broadcast') {
-    drop(host, pkt, { stage: 'stack', check: 'not-modelled' }, `broadcast ${ip(pkt.dst)} is not modelled`, rc);
-    return { kind: 'dropped' };
-  }
+  if (r.route.type === 'broadcast') return broadcastInput(host, pkt, inIf, rc);
   if (!forwarding) {
     drop(host, pkt, { stage: 'routing', check: 'ip_forward' }, `not for this host and forwarding is off on ${inIf} (ip_forward=0)`, rc);
     return { kind: 'dropped' };
@@ -845,7 +859,7 @@ function attachFor(sk: SkbCt): SkbCt | undefined {
 /** The REJECT target's reply (`nf_send_reset` / `nf_send_unreach`). */
 function rejectReply(host: Host, pkt: Pkt, how: RejectWith, sk: SkbCt, rc: RunCtx): void {
   if (how === 'tcp-reset') {
-    if (pkt.proto !== PROTO_TCP || (pkt.tcpFlags & TCP_RST) !== 0) return;
+    if (pkt.proto !== PROTO_TCP || (pkt.tcpFlags & TCP_RST) !== 0 || isBroadcastFor(host, pkt.dst)) return;
     const rst = tcpReset(pkt, rc.nextPktId(), { host: host.name, why: rejectWhy(sk, rc) });
     rc.trace.push({ kind: 'stack', host: host.name, event: 'reject-rst', detail: `REJECT answers with ${flagsText(rst.tcpFlags)} ${ends(rst)}` });
     const a = attachFor(sk);
@@ -896,7 +910,7 @@ function icmpError(host: Host, pkt: Pkt, code: number, sk: SkbCt, rc: RunCtx): v
  * when it was for this host, else the one routing picks.
  */
 export function icmpErrorTyped(host: Host, pkt: Pkt, type: number, code: number, sk: SkbCt, rc: RunCtx, why?: string): void {
-  if (isIcmpError(pkt) || pkt.dst === 0xffffffff || pkt.dst >>> 28 === 14) return;
+  if (isIcmpError(pkt) || pkt.dst >>> 28 === 14 || isBroadcastFor(host, pkt.dst)) return;
   const forUs = host.fib.localAddrs.has(pkt.dst);
   const err: Pkt = {
     id: rc.nextPktId(),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BUILTIN_CHAINS, TABLE_NAMES, type Packet, type Ruleset } from '@netsim/netfilter';
+import { BUILTIN_CHAINS, TABLE_NAMES, type Match, type Packet, type Ruleset } from '@netsim/netfilter';
 import { traceHostPacket } from '../src/hostTrace.ts';
 import type { TraceStep } from '../src/trace.ts';
 import { append, emptyRuleset, M, rule, T } from './rules.ts';
@@ -482,5 +482,66 @@ describe('ICMP echo flows', () => {
     const back = traceHostPacket(w.node, icmp('203.0.113.9', '203.0.113.1', 'eth1', newId, 0), { rng, nowMs: 0 });
     const delivered = back.trace.find((s) => s.kind === 'fate' && s.fate === 'transmitted');
     expect(delivered?.kind === 'fate' && [delivered.iface, delivered.packet.dst, delivered.packet.icmpId]).toEqual(['eth0', '192.0.2.20', 7]);
+  });
+});
+
+describe('addrtype in the datapath', () => {
+  it("should see another interface's subnet broadcast as UNICAST under --limit-iface-in, BROADCAST without it (checked on 6.18)", () => {
+    const w = nodeWorld();
+    const addrtype = (type: 'UNICAST' | 'BROADCAST', limitIfaceIn: boolean): Match => ({ kind: 'addrtype', dst: { types: [type], negate: false }, limitIfaceIn, limitIfaceOut: false });
+    w.node.setRuleset(append(emptyRuleset(), 'raw', 'PREROUTING', rule({ m: [addrtype('UNICAST', true)] }), rule({ m: [addrtype('BROADCAST', true)] }), rule({ m: [addrtype('BROADCAST', false)] })));
+    const udp = (dst: string): Packet => ({ src: ip('203.0.113.9'), dst: ip(dst), proto: 17, sport: 53, dport: 53, tcpFlags: 0, icmpType: 0, icmpCode: 0, inIface: 'eth1', outIface: null, mark: 0, lengthBytes: 32, fragment: false });
+    // eth0's broadcast arriving on eth1.
+    expect(traceHostPacket(w.node, udp('198.51.100.255'), { rng: seeded(1) }).matched.map((m) => m.index)).toEqual([1, 3]);
+    // eth1's own broadcast.
+    expect(traceHostPacket(w.node, udp('203.0.113.255'), { rng: seeded(1) }).matched.map((m) => m.index)).toEqual([2, 3]);
+  });
+});
+
+describe('broadcast input (brd_input, checked on 6.18)', () => {
+  const udp = (src: string, dst: string, inIface = 'eth1'): Packet => ({ src: ip(src), dst: ip(dst), proto: 17, sport: 5000, dport: 9999, tcpFlags: 0, icmpType: 0, icmpCode: 0, inIface, outIface: null, mark: 0, lengthBytes: 32, fragment: false });
+
+  it('should deliver a subnet broadcast locally through INPUT, whichever interface it arrives on, and track it', () => {
+    for (const inIface of ['eth1', 'eth0']) {
+      const w = nodeWorld();
+      w.node.setRuleset(countingEverywhere());
+      const r = traceHostPacket(w.node, udp('203.0.113.9', '203.0.113.255', inIface), { rng: seeded(1) });
+      expect(r.fate).toBe('delivered');
+      expect(r.matched.map((m) => `${m.table} ${m.chain}`)).toEqual(['raw PREROUTING', 'mangle PREROUTING', 'nat PREROUTING', 'mangle INPUT', 'filter INPUT', 'nat INPUT']);
+      expect(r.conntrack).toEqual(['udp      17 30 src=203.0.113.9 dst=203.0.113.255 sport=5000 dport=9999 [UNREPLIED] src=203.0.113.255 dst=203.0.113.9 sport=9999 dport=5000 mark=0 use=1']);
+    }
+  });
+
+  it('should deliver the limited broadcast locally instead of forwarding it, from 0.0.0.0 too', () => {
+    const w = nodeWorld();
+    expect(traceHostPacket(w.node, udp('203.0.113.9', '255.255.255.255'), { rng: seeded(1) }).fate).toBe('delivered');
+    expect(traceHostPacket(w.node, udp('0.0.0.0', '255.255.255.255'), { rng: seeded(1) }).fate).toBe('delivered');
+    // 0.0.0.0 to anything else stays a martian source.
+    const r = traceHostPacket(w.node, udp('0.0.0.0', '203.0.113.255'), { rng: seeded(1) });
+    expect([r.fate, r.reason]).toEqual(['dropped', 'martian source 0.0.0.0']);
+  });
+
+  it('should validate the source of a broadcast: strict rp_filter and a local source drop it', () => {
+    const w = nodeWorld();
+    w.node.run('sysctl -w net.ipv4.conf.all.rp_filter=1');
+    // 198.18.0.5 routes back by eth0 (the default route), not eth1.
+    expect(traceHostPacket(w.node, udp('198.18.0.5', '203.0.113.255'), { rng: seeded(1) }).fate).toBe('dropped');
+    w.node.run('sysctl -w net.ipv4.conf.all.rp_filter=0');
+    const r = traceHostPacket(w.node, udp('198.51.100.10', '203.0.113.255'), { rng: seeded(1) });
+    expect([r.fate, r.reason]).toEqual(['dropped', 'martian source: 198.51.100.10 is this host\'s own address (rp_filter=0 on eth1)']);
+  });
+
+  it('should send nothing when REJECT drops a broadcast, neither an ICMP error nor a RST', () => {
+    const w = nodeWorld();
+    w.node.setRuleset(append(emptyRuleset(), 'filter', 'INPUT', rule({ p: 'tcp' }, T.reject('tcp-reset')), rule({}, T.reject())));
+    const tcp: Packet = { ...udp('203.0.113.9', '203.0.113.255'), proto: 6, dport: 80, tcpFlags: 2 };
+    for (const p of [udp('203.0.113.9', '203.0.113.255'), udp('203.0.113.9', '255.255.255.255'), tcp]) {
+      const r = traceHostPacket(w.node, p, { rng: seeded(1) });
+      expect(r.fate).toBe('rejected');
+      expect(r.trace.filter((s) => s.kind === 'fate' && s.fate === 'transmitted')).toEqual([]);
+    }
+    // A unicast one still gets its port unreachable.
+    const uni = traceHostPacket(w.node, udp('203.0.113.9', '203.0.113.1'), { rng: seeded(1) });
+    expect(uni.trace.filter((s) => s.kind === 'fate' && s.fate === 'transmitted').length).toBe(1);
   });
 });
