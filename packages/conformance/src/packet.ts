@@ -59,7 +59,7 @@ export interface ParsedFrame {
   readonly ip?: ParsedIpv4;
 }
 
-const PAYLOAD = [0x6e, 0x63, 0x66, 0x21]; // "ncf!": a few bytes so UDP and ICMP carry data
+const PAYLOAD: readonly number[] = [0x6e, 0x63, 0x66, 0x21]; // "ncf!": a few bytes so UDP and ICMP carry data
 
 function sum16(bytes: Uint8Array, from: number, to: number, acc: number): number {
   let s = acc;
