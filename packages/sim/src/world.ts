@@ -510,7 +510,9 @@ export class World {
         engine.after(action.gapMs, { kind: 'action', label: `recreate ${spec.name}` }, () => {
           this.#disrupted();
           emit('world.pod.create', { pod: `${ns(spec.namespace)}/${spec.name}`, node: spec.node, ports: spec.ports.map((p) => `${p.port}/${p.protocol}`).join(',') });
-          tolerate('pod.create', () => api.create('Pod', podInput(spec)));
+          // Another create may have taken the name during the gap (see pod.create above).
+          if (api.find('Pod', ns(spec.namespace), spec.name) !== undefined) emit('world.action-skipped', { action: 'pod.create', reason: alreadyExistsMessage('Pod', spec.name) });
+          else tolerate('pod.create', () => api.create('Pod', podInput(spec)));
         });
         return;
       }
