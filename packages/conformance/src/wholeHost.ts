@@ -255,6 +255,11 @@ export const KNOWN_HOST_ISSUES = {
     reason:
       "With --limit-iface-in/out, `addrtype` asks the kernel for the address type on that interface only (inet_dev_addr_type): a subnet broadcast address of another interface is then UNICAST, since its broadcast route is on the other device. @netsim/kernel's addrType (datapath.ts evalCtx) returns BROADCAST for it. Minimal case: raw PREROUTING `-m addrtype --dst-type UNICAST --limit-iface-in`, UDP from uplink2 (in eth1) to 192.0.2.3 (eth0's broadcast): the kernel counts it, netsim does not. Owner: @netsim/kernel.",
   },
+  outputRerouteOif: {
+    id: 'kernel-output-reroute-changes-oif-for-filter',
+    reason:
+      "When nat OUTPUT DNATs a locally sent packet and the kernel re-routes it out of another interface, the rest of the OUTPUT hook (filter OUTPUT) still sees the original `-o` interface: the hook state is fixed when the hook starts (nf_hook_state->out); only POSTROUTING sees the new one. @netsim/kernel hands filter OUTPUT the re-routed interface. Minimal case: nat OUTPUT `-j DNAT --to-destination 203.0.113.2`, filter OUTPUT `-A OUTPUT -o eth1` and `-A OUTPUT -o vethpod` (counting rules); the node sends udp 198.18.3.3:40000 > 198.18.0.5:30080 (routed out eth1, re-routed to vethpod): the kernel counts the eth1 rule, netsim the vethpod rule. (The netfilter-level path model does what the kernel does.) Owner: @netsim/kernel.",
+  },
 } as const satisfies { readonly [k: string]: KnownHostIssue };
 
 export type HostVerdict =
@@ -277,6 +282,16 @@ function hasLimitIfaceAddrtype(c: NfCase): boolean {
   return false;
 }
 
+function reroutedToAnotherIface(r: HostCaseResult): boolean {
+  const routes = (r.steps[0]?.trace.trace ?? []).filter((s): s is Extract<TraceStep, { kind: 'route' }> => s.kind === 'route');
+  const first = routes.find((s) => s.lookup === 'output');
+  return routes.some((s) => s.lookup === 'reroute' && first !== undefined && s.iface !== first.iface);
+}
+
+function usesOutIfaceInOutput(c: NfCase): boolean {
+  return Object.values(c.ruleset.tables.filter.chains).some((ch) => ch.rules.some((rule) => rule.outIface !== undefined));
+}
+
 /** Classifies a whole-host result: agreement, a known issue, something netsim does not model, or new. */
 export function classifyHostCase(c: HostCase, r: HostCaseResult, broadcasts: readonly number[]): HostVerdict {
   for (const s of r.steps) {
@@ -285,6 +300,7 @@ export function classifyHostCase(c: HostCase, r: HostCaseResult, broadcasts: rea
   }
   if (r.diffs.length === 0) return { kind: 'agree' };
   const issues: KnownHostIssue[] = [];
+  if (c.injection.kind === 'local' && reroutedToAnotherIface(r) && usesOutIfaceInOutput(c)) return { kind: 'known', issues: [KNOWN_HOST_ISSUES.outputRerouteOif] };
   const touchesBroadcast = r.steps.some((s) => broadcasts.includes(s.injection.packet.dst) || broadcasts.includes(s.injection.packet.src));
   if (touchesBroadcast && hasLimitIfaceAddrtype(c)) return { kind: 'known', issues: [KNOWN_HOST_ISSUES.addrtypeLimitBroadcast] };
   const left = r.steps.flatMap((s) => diffOutcomes(withoutIcmpIds(s.kernel), withoutIcmpIds(s.netsim)));

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { emptyRuleset, parseIpv4 as ip, type Ruleset } from '@netsim/netfilter';
+import { emptyRuleset, parseIpv4 as ip, type Rule, type Ruleset } from '@netsim/netfilter';
 import { Lab, type Injection } from '../src/lab.ts';
 import { PROTO_ICMP, PROTO_UDP, TCP } from '../src/packet.ts';
 import { TOPOLOGY } from '../src/topology.ts';
@@ -123,6 +123,25 @@ describe.skipIf(!env.ok)('whole host: @netsim/kernel against the kernel', () => 
       // netsim also stops at the broadcast ("not modelled"), so the case as a whole is undecided.
       expect(['known', 'undecided']).toContain(classifyHostCase(bc, r, BROADCASTS).kind);
     }
+  });
+
+  it('should record that filter OUTPUT keeps the original -o after a DNAT re-route as a known disagreement', () => {
+    const base = emptyRuleset();
+    const out = (name: string): Rule => ({ outIface: { name, wildcard: false, negate: false }, matches: [] });
+    const rs: Ruleset = {
+      tables: {
+        ...base.tables,
+        nat: { name: 'nat', chains: { ...base.tables.nat.chains, OUTPUT: { name: 'OUTPUT', policy: 'ACCEPT', rules: [{ proto: { proto: 17, negate: false }, matches: [], target: { kind: 'DNAT', to: { minIp: ip('203.0.113.2'), maxIp: ip('203.0.113.2') }, random: false, persistent: false } }] } } },
+        filter: { name: 'filter', chains: { ...base.tables.filter.chains, OUTPUT: { name: 'OUTPUT', policy: 'ACCEPT', rules: [out('eth1'), out('vethpod')] } } },
+      },
+    };
+    const c = hostCase({ profile: 'local', ruleset: rs, injection: { kind: 'local', mark: 0, packet: { src: ip('198.18.3.3'), dst: ip('198.18.0.5'), proto: PROTO_UDP, sport: 40000, dport: 30080, tcpFlags: 0, icmpType: 0, icmpCode: 0, icmpId: 0 } } });
+    const r = runHostCase(lab, c);
+    expect(r.steps[0]?.kernel.counters).toEqual({ 'filter OUTPUT #1': 1, 'nat OUTPUT #1': 1 });
+    expect(r.steps[0]?.kernel.egress).toEqual(['vethpod udp 198.18.3.3:40000 > 203.0.113.2:30080']);
+    const v = classifyHostCase(c, r, BROADCASTS);
+    expect(['agree', 'known']).toContain(v.kind);
+    if (v.kind === 'known') expect(v.issues.map((i) => i.id)).toEqual(['kernel-output-reroute-changes-oif-for-filter']);
   });
 
   it(`should agree with the kernel on ${HOST_RUNS} generated flows (seed ${HOST_SEED}) except for known issues`, () => {

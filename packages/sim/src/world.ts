@@ -20,10 +20,11 @@ import {
   type ObjectOf,
   type Pod,
   type PodInput,
+  type Service,
   type ServiceInput,
 } from '@netsim/kube';
 import { freshRuleset, type Ruleset } from '@netsim/netfilter';
-import { Agent, type AgentOptions, type Controller } from './agent.ts';
+import { Agent, type AgentOptions, type AgentState, type Controller } from './agent.ts';
 import { buildControllerContext, createConntrackHandle, type ControllerContext } from './context.ts';
 import { Engine, type Bounds, type RunOutcome, type ScheduleOptions, type Task, type Finding } from './engine.ts';
 import { SimError } from './errors.ts';
@@ -138,6 +139,65 @@ function specOfPod(p: Pod): PodSpec {
     ports: p.spec.containers.flatMap((c) => c.ports.map((x) => ({ port: x.containerPort, protocol: x.protocol === 'UDP' ? ('UDP' as const) : ('TCP' as const), ...(x.name !== undefined ? { name: x.name } : {}) }))),
     terminationGracePeriodSeconds: p.spec.terminationGracePeriodSeconds,
   };
+}
+
+/** Where a {@link LiveView} reads the world. */
+interface ViewSource extends Omit<WorldView, 'nowMs' | 'lastDisruptionMs' | 'nodes' | 'settleMs'> {
+  nowMs(): number;
+  lastDisruptionMs(): number;
+}
+
+/**
+ * The world's read-only view. A class, not an object literal with getters: such a literal gets a
+ * hidden class of its own per evaluation, allocated in V8's old generation, and that hidden class
+ * holds the getters, so every run's world would stay reachable until the next full collection.
+ */
+class LiveView implements WorldView {
+  readonly nodes: readonly NodeInfo[];
+  readonly settleMs: number;
+  readonly #src: ViewSource;
+
+  constructor(nodes: readonly NodeInfo[], settleMs: number, src: ViewSource) {
+    this.nodes = nodes;
+    this.settleMs = settleMs;
+    this.#src = src;
+  }
+
+  get nowMs(): number {
+    return this.#src.nowMs();
+  }
+
+  get lastDisruptionMs(): number {
+    return this.#src.lastDisruptionMs();
+  }
+
+  ruleset(node: string): Ruleset {
+    return this.#src.ruleset(node);
+  }
+
+  pods(): readonly Pod[] {
+    return this.#src.pods();
+  }
+
+  services(): readonly Service[] {
+    return this.#src.services();
+  }
+
+  agentState(node: string): AgentState {
+    return this.#src.agentState(node);
+  }
+
+  probes(): readonly ProbeRecord[] {
+    return this.#src.probes();
+  }
+
+  ipOwner(ip: string): IpOwner | undefined {
+    return this.#src.ipOwner(ip);
+  }
+
+  recheckAt(atMs: number): void {
+    this.#src.recheckAt(atMs);
+  }
 }
 
 /**
@@ -298,25 +358,17 @@ export class World {
     const nodes = [...this.#nodes.values()].map((s) => s.info);
     const owners = this.#owners;
     const probeResults = this.#probeResults;
-    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the view reads live world state through this reference
-    const world = this;
-    this.view = {
-      get nowMs() {
-        return engine.now();
-      },
-      nodes,
-      settleMs: this.settleMs,
-      get lastDisruptionMs() {
-        return world.#currentLastDisruption();
-      },
-      ruleset: (node) => world.#node(node).rules.get(),
-      pods: () => world.#listCached('Pod'),
-      services: () => world.#listCached('Service'),
-      agentState: (node) => world.#node(node).agent?.state ?? 'down',
+    this.view = new LiveView(nodes, this.settleMs, {
+      nowMs: () => engine.now(),
+      lastDisruptionMs: () => this.#currentLastDisruption(),
+      ruleset: (node) => this.#node(node).rules.get(),
+      pods: () => this.#listCached('Pod'),
+      services: () => this.#listCached('Service'),
+      agentState: (node) => this.#node(node).agent?.state ?? 'down',
       probes: () => [...probeResults.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
       ipOwner: (ip) => owners.get(ip),
       recheckAt: (atMs) => engine.recheckAt(atMs),
-    };
+    });
     for (const src of opts.invariants ?? []) {
       const inv = instantiate(src);
       engine.addInvariant(inv.name, () => inv.check(this.view));
