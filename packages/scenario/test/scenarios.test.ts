@@ -30,6 +30,7 @@ describe('bundled scenarios', () => {
         'nodeport-rp-filter-overlay-loose.yaml',
         'nodeport-multi-homed.yaml',
         'nodeport-multi-homed-stateful-gw.yaml',
+        'nodeport-multi-homed-nodeport-addresses.yaml',
       ]),
     );
     for (const f of files.filter((x) => x.endsWith('-faulty.yaml'))) expect(files, f).toContain(f.replace('-faulty.yaml', '-fixed.yaml'));
