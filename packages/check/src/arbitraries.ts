@@ -172,8 +172,19 @@ export function actionArbitrary(kinds: readonly ActionKind[], nodes: readonly st
       case 'link.set':
         arbs.push(fc.record({ host: node, state: fc.constantFrom('down' as const, 'up' as const) }).map((r) => ({ kind, host: r.host, iface: 'eth0', state: r.state })));
         break;
+      case 'workload.scale': {
+        const ports = opts.pods?.ports ?? DEFAULT_PORTS;
+        arbs.push(
+          fc
+            .record({ replicas: fc.integer({ min: 0, max: pool }), nodes: fc.uniqueArray(node, { minLength: 1, maxLength: nodes.length }), port: fc.constantFrom(...ports) })
+            .map((r) => ({ kind, name: 'web', replicas: r.replicas, nodes: r.nodes, labels: { ...(opts.pods?.labels ?? { app: 'web' }) }, ports: [r.port] })),
+        );
+        break;
+      }
       case 'addr.add':
       case 'addr.del':
+      case 'route.add':
+      case 'route.del':
       case 'host.run':
         break;
     }

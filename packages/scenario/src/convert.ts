@@ -98,6 +98,13 @@ function action(a: RawTimedAction): TimedAction {
     case 'pod.recreate':
       act = { kind: a.do, name: a.name, ...opt('namespace', a.namespace), gapMs: ms(a.gap) };
       break;
+    case 'workload.scale':
+      act = { kind: a.do, name: a.name, ...opt('namespace', a.namespace), replicas: a.replicas, nodes: [...a.nodes], ...(a.labels !== undefined ? { labels: { ...a.labels } } : {}), ports: a.ports.map(port) };
+      break;
+    case 'route.add':
+    case 'route.del':
+      act = { kind: a.do, host: a.host, route: a.route };
+      break;
     case 'service.create':
     case 'service.update':
       act = { kind: a.do, service: service(a.service) };
@@ -191,6 +198,12 @@ function rawAction(t: TimedAction): RawTimedAction {
       return { at, do: a.kind, host: a.host, iface: a.iface, address: a.address };
     case 'addr.del':
       return { at, do: a.kind, host: a.host, iface: a.iface, address: a.address };
+    case 'workload.scale':
+      return { at, do: a.kind, name: a.name, ...opt('namespace', a.namespace), replicas: a.replicas, nodes: [...a.nodes], ...(a.labels !== undefined ? { labels: { ...a.labels } } : {}), ports: a.ports.map(rawPort) };
+    case 'route.add':
+      return { at, do: a.kind, host: a.host, route: a.route };
+    case 'route.del':
+      return { at, do: a.kind, host: a.host, route: a.route };
     case 'host.run':
       return { at, do: a.kind, host: a.host, command: a.command };
   }

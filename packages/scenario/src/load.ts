@@ -225,6 +225,7 @@ function checkReferences(r: RawScenario): Problem[] {
     const atMs = parseDuration(t.at) ?? 0;
     if (atMs > horizonMs) out.push({ path: ['timeline', i, 'at'], message: `${t.at} is after the horizon (${r.horizon})` });
     if (t.do === 'pod.create') node(['timeline', i, 'pod', 'node'], t.pod.node);
+    if (t.do === 'workload.scale') t.nodes.forEach((n, k) => node(['timeline', i, 'nodes', k], n));
     if ('node' in t) node(['timeline', i, 'node'], t.node);
     if ('host' in t) host(['timeline', i, 'host'], t.host);
     if (t.do === 'service.create') services.add(key(t.service.namespace, t.service.name));

@@ -83,7 +83,7 @@ describe('loadScenario', () => {
 
   it('should list the actions that fit when an action is unknown', () => {
     expect(errorOf(valid.replace('do: pod.delete', 'do: pod.explode')).message).toBe(
-      'scenarios/x.yaml:13:19: timeline[0].do: expected one of: pod.create, pod.delete, pod.recreate, service.create, service.update, service.delete, agent.crash, agent.restart, watch.gap, watch.reset, watch.delay, iptables.lock, iptables.fail, iptables.restore-fail, iptables.slow, sysctl.set, link.set, addr.add, addr.del, host.run, got "pod.explode"',
+      'scenarios/x.yaml:13:19: timeline[0].do: expected one of: pod.create, pod.delete, pod.recreate, workload.scale, service.create, service.update, service.delete, agent.crash, agent.restart, watch.gap, watch.reset, watch.delay, iptables.lock, iptables.fail, iptables.restore-fail, iptables.slow, sysctl.set, link.set, addr.add, addr.del, route.add, route.del, host.run, got "pod.explode"',
     );
   });
 
@@ -230,5 +230,30 @@ describe('loadScenario: networks', () => {
       'scenarios/x.yaml:31:65: timeline[2].address: expected an address with its prefix like 198.51.100.11/25, got "198.51.100.12"',
       'scenarios/x.yaml:34:50: probes[0].to: expected an IPv4 address like 198.51.100.11, got "node-1"',
     ]);
+  });
+});
+
+describe('loadScenario: scale and route actions', () => {
+  const SCALE = valid.replace('    gap: 1.5s\n', '    gap: 1.5s\n  - { at: 3s, do: workload.scale, name: web, replicas: 3, nodes: [node-1], labels: { app: web }, ports: [8080, "9090/UDP"] }\n');
+  const ROUTE = NET.replace('command: ip route del 198.51.100.128/25 }\n', 'command: ip route del 198.51.100.128/25 }\n  - { at: 9s, do: route.add, host: gw, route: 198.51.100.128/25 via 192.0.2.3 }\n');
+
+  it('should load workload.scale with its template, and route.add with the ip route arguments', () => {
+    expect(loadScenario(SCALE, { file: FILE }).scenario.timeline[3]).toEqual({
+      atMs: 3000,
+      action: { kind: 'workload.scale', name: 'web', replicas: 3, nodes: ['node-1'], labels: { app: 'web' }, ports: [{ port: 8080, protocol: 'TCP' }, { port: 9090, protocol: 'UDP' }] },
+    });
+    expect(loadScenario(ROUTE, { file: FILE }).scenario.timeline[4]).toEqual({ atMs: 9000, action: { kind: 'route.add', host: 'gw', route: '198.51.100.128/25 via 192.0.2.3' } });
+  });
+
+  it('should point at an unknown node and a bad replica count of a scale', () => {
+    expect(errorOf(SCALE.replace('nodes: [node-1]', 'nodes: [node-1, node-9]')).message).toBe('scenarios/x.yaml:19:75: timeline[3].nodes[1]: unknown node "node-9" (nodes: node-1)');
+    expect(errorOf(SCALE.replace('replicas: 3', 'replicas: -1')).message).toBe('scenarios/x.yaml:19:56: timeline[3].replicas: expected a replica count from 0 to 1000, got -1');
+    expect(errorOf(SCALE.replace('nodes: [node-1]', 'nodes: []')).message).toBe('scenarios/x.yaml:19:66: timeline[3].nodes: expected at least one node, got an empty list');
+  });
+
+  it('should point at a route change the kernel would refuse when it runs', () => {
+    const e = errorOf(ROUTE.replace('do: route.add, host: gw, route: 198.51.100.128/25', 'do: route.del, host: gw, route: 198.51.100.0/25'));
+    expect(e.code).toBe('network');
+    expect(e.issues[0]).toMatchObject({ line: 33, column: 5, path: 'timeline[4]' });
   });
 });

@@ -56,11 +56,13 @@ function withNetwork(s: SimScenario): fc.Arbitrary<SimScenario> {
       rules: fc.boolean(),
       extra: fc.array(fc.oneof(...actions), { maxLength: 4 }),
       addrAt: fc.option(at, { nil: undefined }),
+      routeAt: fc.option(at, { nil: undefined }),
       fromPod: fc.boolean(),
     })
-    .map(({ podNetwork, rules, extra, addrAt, fromPod }) => {
+    .map(({ podNetwork, rules, extra, addrAt, routeAt, fromPod }) => {
       const [first, ...rest] = s.cluster.nodes;
       const addr = addrAt === undefined ? [] : [{ atMs: addrAt, action: { kind: 'addr.add' as const, host: 'client', iface: 'eth0', address: '198.51.100.13/25' } }, { atMs: addrAt, action: { kind: 'addr.del' as const, host: 'client', iface: 'eth0', address: '198.51.100.13/25' } }];
+      const route = routeAt === undefined ? [] : [{ atMs: routeAt, action: { kind: 'route.add' as const, host: 'gw', route: '198.51.100.0/26 via 192.0.2.3' } }, { atMs: routeAt, action: { kind: 'route.del' as const, host: 'gw', route: '198.51.100.0/26 via 192.0.2.3' } }];
       const probe: ProbeSpec = fromPod ? { kind: 'connect', from: { pod: 'web-0', namespace: 'default' }, to: '192.0.2.11', port: 30080, everyMs: 700 } : { kind: 'connect', from: { host: 'client' }, to: '198.51.100.11', port: 30080, everyMs: 900 };
       return {
         ...s,
@@ -79,7 +81,7 @@ function withNetwork(s: SimScenario): fc.Arbitrary<SimScenario> {
             ],
           },
         },
-        timeline: [...s.timeline, ...extra, ...addr],
+        timeline: [...s.timeline, ...extra, ...addr, ...route],
         probes: [...(s.probes ?? []), probe],
       };
     });
@@ -92,7 +94,7 @@ const fileArb: fc.Arbitrary<ScenarioFile> = fc
     scenario: scenarioArbitrary({
       controller: { name: 'npl:faulty', options: { portRange: '61000-62000', workers: 2 } },
       cluster: { nodes: { min: 1, max: 3 }, services: [web], queueModes: ['DeltaFIFO', 'RealFIFO', 'AtomicFIFO'], ipamPolicies: ['round-robin', 'lowest-free'], nodeCidrMaskSize: 28 },
-      timeline: { kinds: [...POD_CHURN, ...WATCH_FAULTS, ...RESTARTS, ...IPTABLES_FAULTS, 'service.create', 'service.update', 'service.delete'], serviceVariants: [web, { ...web, name: 'db', externalTrafficPolicy: 'Cluster' }] },
+      timeline: { kinds: ['workload.scale', ...POD_CHURN, ...WATCH_FAULTS, ...RESTARTS, ...IPTABLES_FAULTS, 'service.create', 'service.update', 'service.delete'], serviceVariants: [web, { ...web, name: 'db', externalTrafficPolicy: 'Cluster' }] },
       probes: [{ kind: 'npl-health', everyMs: 500 }, { kind: 'npl-health', everyMs: 700, annotation: 'example.com/npl' }, { kind: 'pod-egress', everyMs: 1500 }, { kind: 'nodeport-health', service: 'web', everyMs: 1000 }],
       schedule: 'path',
     }).chain((x) => fc.oneof(fc.constant(x), withNetwork(x))),

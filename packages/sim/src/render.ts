@@ -100,6 +100,8 @@ function builtin(e: TraceEvent): RenderedLine | undefined {
       return storyLine(`service ${str(e['service'])} updated`);
     case 'world.service.delete':
       return storyLine(`service ${str(e['service'])} deleted`);
+    case 'world.workload.scale':
+      return storyLine(`workload ${str(e['workload'])} scaled from ${str(e['from'])} to ${str(e['replicas'])} Pods`);
     case 'world.net.command':
       return storyLine(`on ${str(e['host'])}: ${str(e['command'])}`);
     case 'world.action-skipped':

@@ -84,6 +84,6 @@ export function checkScenarioNetwork(scenario: SimScenario): void {
   const ordered = scenario.timeline.map((t, i) => ({ t, i })).sort((a, b) => a.t.atMs - b.t.atMs || a.i - b.i);
   for (const { t, i } of ordered) {
     const a = t.action;
-    if (a.kind === 'sysctl.set' || a.kind === 'link.set' || a.kind === 'addr.add' || a.kind === 'addr.del' || a.kind === 'host.run') dp.runCommand(a.host, hostCommandOf(a), ['timeline', i, 'action']);
+    if ('host' in a) dp.runCommand(a.host, hostCommandOf(a), ['timeline', i, 'action']);
   }
 }

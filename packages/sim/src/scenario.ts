@@ -122,6 +122,21 @@ export type Action =
   | { readonly kind: 'pod.delete'; readonly namespace?: string; readonly name: string; readonly graceSeconds?: number }
   /** Delete then create a Pod of the same name and spec `gapMs` later (a StatefulSet restart). */
   | { readonly kind: 'pod.recreate'; readonly namespace?: string; readonly name: string; readonly gapMs: number }
+  /**
+   * Scale a workload to `replicas` Pods, named as a StatefulSet names them (`<name>-0`, `<name>-1`,
+   * …) and handled as one with `podManagementPolicy: Parallel`: every missing ordinal below
+   * `replicas` is created at once from the template, on `nodes[ordinal % nodes.length]`; every Pod
+   * with an ordinal at or above it is deleted at once, highest first.
+   */
+  | {
+      readonly kind: 'workload.scale';
+      readonly namespace?: string;
+      readonly name: string;
+      readonly replicas: number;
+      readonly nodes: readonly string[];
+      readonly labels?: Readonly<Record<string, string>>;
+      readonly ports: readonly PortSpec[];
+    }
   | { readonly kind: 'service.create'; readonly service: ServiceSpec }
   | { readonly kind: 'service.update'; readonly service: ServiceSpec }
   | { readonly kind: 'service.delete'; readonly namespace?: string; readonly name: string }
@@ -149,6 +164,8 @@ export type Action =
   | { readonly kind: 'link.set'; readonly host: string; readonly iface: string; readonly state: 'up' | 'down' }
   /** `ip addr add|del ADDRESS/PREFIX dev IFACE` on a host. */
   | { readonly kind: 'addr.add' | 'addr.del'; readonly host: string; readonly iface: string; readonly address: string }
+  /** `ip route add|del ROUTE` on a host (`route` is what follows: `198.51.100.128/25 via 192.0.2.3`). */
+  | { readonly kind: 'route.add' | 'route.del'; readonly host: string; readonly route: string }
   /** Any host-file line on a host (`ip route add …`, `ip rule add …`, `listen tcp 80`). */
   | { readonly kind: 'host.run'; readonly host: string; readonly command: string };
 
@@ -268,6 +285,12 @@ export function validateScenario(s: SimScenario): void {
       case 'pod.recreate':
         checkMs(`${at}.action.gapMs`, a.gapMs);
         break;
+      case 'workload.scale':
+        if (!NAME.test(a.name)) fail(`${at}.action.name`, `"${a.name}" is not a DNS-1123 label`);
+        if (!Number.isSafeInteger(a.replicas) || a.replicas < 0 || a.replicas > 1000) fail(`${at}.action.replicas`, `must be a whole number from 0 to 1000, got ${JSON.stringify(a.replicas)}`);
+        if (a.nodes.length === 0) fail(`${at}.action.nodes`, 'must name at least one node');
+        a.nodes.forEach((n, k) => checkNode(`${at}.action.nodes[${k}]`, n, nodes));
+        break;
       case 'agent.crash':
         checkNode(`${at}.action.node`, a.node, nodes);
         checkMs(`${at}.action.restartAfterMs`, a.restartAfterMs);
@@ -310,6 +333,8 @@ export function validateScenario(s: SimScenario): void {
       case 'link.set':
       case 'addr.add':
       case 'addr.del':
+      case 'route.add':
+      case 'route.del':
       case 'host.run':
         checkHost(`${at}.action.host`, a.host);
         break;

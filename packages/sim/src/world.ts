@@ -125,6 +125,10 @@ export function hostCommandOf(a: Extract<Action, { readonly host: string }>): st
       return `ip addr add ${a.address} dev ${a.iface}`;
     case 'addr.del':
       return `ip addr del ${a.address} dev ${a.iface}`;
+    case 'route.add':
+      return `ip route add ${a.route}`;
+    case 'route.del':
+      return `ip route del ${a.route}`;
     case 'host.run':
       return a.command;
   }
@@ -551,6 +555,32 @@ export class World {
         });
         return;
       }
+      case 'workload.scale': {
+        const namespace = ns(action.namespace);
+        const prefix = `${action.name}-`;
+        // The workload's Pods: `<name>-<ordinal>`, ordinals written as a StatefulSet writes them.
+        const ordinals = new Set<number>();
+        for (const p of api.list('Pod').items) {
+          if (p.metadata.namespace !== namespace || !p.metadata.name.startsWith(prefix)) continue;
+          const rest = p.metadata.name.slice(prefix.length);
+          if (/^(0|[1-9][0-9]*)$/.test(rest)) ordinals.add(Number(rest));
+        }
+        emit('world.workload.scale', { workload: `${namespace}/${action.name}`, from: ordinals.size, replicas: action.replicas });
+        for (const i of [...ordinals].sort((a, b) => b - a)) {
+          if (i < action.replicas) continue;
+          const name = `${prefix}${i}`;
+          emit('world.pod.delete', { pod: `${namespace}/${name}` });
+          tolerate('pod.delete', () => api.delete('Pod', namespace, name));
+        }
+        for (let i = 0; i < action.replicas; i++) {
+          if (ordinals.has(i)) continue;
+          const node = action.nodes[i % action.nodes.length] ?? '';
+          const spec: PodSpec = { namespace, name: `${prefix}${i}`, node, ...(action.labels !== undefined ? { labels: action.labels } : {}), ports: action.ports };
+          emit('world.pod.create', { pod: `${namespace}/${spec.name}`, node, ports: spec.ports.map((p) => `${p.port}/${p.protocol}`).join(',') });
+          tolerate('pod.create', () => api.create('Pod', podInput(spec)));
+        }
+        return;
+      }
       case 'service.create':
         emit('world.service.create', { service: `${ns(action.service.namespace)}/${action.service.name}` });
         tolerate('service.create', () => api.create('Service', serviceInput(action.service)));
@@ -636,6 +666,8 @@ export class World {
       case 'link.set':
       case 'addr.add':
       case 'addr.del':
+      case 'route.add':
+      case 'route.del':
       case 'host.run': {
         const command = hostCommandOf(action);
         const dp = this.#datapath;

@@ -120,6 +120,28 @@ describe('scenario networks: a multi-homed node', () => {
   });
 });
 
+describe('route changes on the timeline', () => {
+  it('should delete and add a route on a host: the client loses its way to the second NIC and finds it again', async () => {
+    const probes: SimScenario['probes'] = [{ kind: 'connect', from: { host: 'client' }, to: '198.51.100.11', port: 22, everyMs: 500 }];
+    const { lines } = await run(
+      scenario(
+        MULTI_HOMED,
+        [
+          { atMs: 1200, action: { kind: 'route.del', host: 'client', route: 'default via 198.51.100.129' } },
+          { atMs: 2200, action: { kind: 'route.add', host: 'client', route: 'default via 198.51.100.129' } },
+        ],
+        probes,
+      ),
+      { check: false },
+    );
+    expect(lines).toContain('3. t=1200ms on client: ip route del default via 198.51.100.129');
+    const text = lines.join('\n');
+    expect(text).toMatch(/t=1500ms probe connect client → 198\.51\.100\.11:22 fails: error \(ENETUNREACH: Network is unreachable\)$/m);
+    expect(text).toContain('t=2200ms on client: ip route add default via 198.51.100.129');
+    expect(text).toContain('t=2500ms probe connect client → 198.51.100.11:22 succeeds again');
+  });
+});
+
 describe('scenario networks: errors name the field', () => {
   function simErrorOf(f: () => unknown): { readonly path: unknown; readonly message: string } {
     try {
