@@ -175,9 +175,15 @@ const NO_WARNINGS: readonly string[] = Object.freeze([]);
 const ACCEPT: Target = Object.freeze({ kind: 'ACCEPT' });
 const DROP: Target = Object.freeze({ kind: 'DROP' });
 const RETURN: Target = Object.freeze({ kind: 'RETURN' });
+export { ACCEPT as ACCEPT_TARGET, DROP as DROP_TARGET, RETURN as RETURN_TARGET };
 const PROTO_MATCHES: readonly ProtoMatch[] = Object.freeze(
   Array.from({ length: 512 }, (_, k) => Object.freeze({ proto: k >> 1, negate: (k & 1) === 1 })),
 );
+
+/** The shared `-p` match for protocol number `proto` (0..255). */
+export function protoMatch(proto: number, negate: boolean): ProtoMatch {
+  return PROTO_MATCHES[proto * 2 + (negate ? 1 : 0)] as ProtoMatch;
+}
 const NO_ADDRESS: readonly (Cidr | undefined)[] = Object.freeze([undefined]);
 
 /** Chain names may be at most 28 characters (XT_EXTENSION_MAXNAMELEN - 1). */
@@ -233,6 +239,8 @@ export function parseCommand(args: readonly string[], env: CommandEnv): ParsedCo
     p.reset(args, env);
     return p.parse();
   } finally {
+    // Drop the caller's objects (a restore's environment holds its whole state) before parking.
+    p.reset(NO_ARGS, NO_ENV);
     spare = p;
   }
 }
@@ -923,7 +931,7 @@ class CommandParser implements ParseEnv {
     if (i !== undefined && !(i.name === '' && i.wildcard && !i.negate)) rule.inIface = i;
     const o = this.outIface;
     if (o !== undefined && !(o.name === '' && o.wildcard && !o.negate)) rule.outIface = o;
-    if (this.proto !== undefined && this.proto !== 0) rule.proto = PROTO_MATCHES[this.proto * 2 + (this.protoInvert ? 1 : 0)] as ProtoMatch;
+    if (this.proto !== undefined && this.proto !== 0) rule.proto = protoMatch(this.proto, this.protoInvert);
     if (this.fragment !== undefined) rule.fragment = this.fragment;
     if (target !== undefined) rule.target = target;
     if (this.counters !== undefined) rule.counters = this.counters;
