@@ -37,7 +37,6 @@ const COMMENT_MAX_BYTES = 255;
 const LONG_WORD = 255;
 const IFNAMSIZ = 16;
 const CHAIN_NAME_MAX = 28;
-const NO_MATCH = -1;
 /** Slots of the address cache, indexed by the top bits of a multiplicative hash. */
 const ADDR_BITS = 8;
 const ADDR_SLOTS = 1 << ADDR_BITS;
@@ -57,16 +56,6 @@ const REJECT_WITH: ReadonlySet<string> = new Set<RejectWith>([
 /** Protocols whose ports DNAT may name (needPortProto in targets.ts). */
 function portProto(proto: number): boolean {
   return proto === 6 || proto === 17 || proto === 132 || proto === 33;
-}
-
-/** The comment read last, with the match arrays made for it (see `FastRuleReader.spec`). */
-interface CommentEntry {
-  readonly match: Match & { readonly kind: 'comment' };
-  /** `[match]`. */
-  alone: Match[] | undefined;
-  /** `[match, other]`, for the last `other` it was made with. */
-  other: Match | undefined;
-  pair: Match[] | undefined;
 }
 
 /** Target extensions and the names of those kept verbatim are all capitals: a name with anything else is a chain. */
@@ -90,8 +79,15 @@ export class FastRuleReader {
 
   // Shared immutable pieces, per reader (one reader per restore). Only small caches that stay in
   // the processor's cache: a lookup in a large table costs more than the objects it would save.
-  /** The comment read last (kube-proxy gives consecutive rules the same comment). */
-  private entry: CommentEntry | undefined;
+  /**
+   * The comment read last (kube-proxy gives consecutive rules the same comment), when it was kept
+   * whole, and the match arrays made with it: `[comment]`, and `[comment, other]` for the last
+   * `other` it was made with.
+   */
+  private comment0: (Match & { readonly kind: 'comment' }) | undefined;
+  private alone: Match[] | undefined;
+  private other: Match | undefined;
+  private pair: Match[] | undefined;
   private readonly noMatches: Match[] = [];
   private readonly bareTcp: Match = { kind: 'tcp' };
   private readonly bareUdp: Match = { kind: 'udp' };
@@ -106,7 +102,7 @@ export class FastRuleReader {
 
   /** Scratch results of the number readers. */
   private addr = 0;
-  private prefix = 0;
+  private num = 0;
 
   /** Remembers a chain name as the table stores it, so that lines naming it need no new string. */
   name(name: string): void {
@@ -183,14 +179,16 @@ export class FastRuleReader {
       if (opt < stage) return undefined;
       stage = opt + 1;
       this.p = q + 3;
-      const end = this.wordEnd();
-      if (end < 0) return undefined;
       if (opt <= 1) {
-        const a = this.address(end, negate);
+        const a = this.address(negate);
         if (a === undefined) return undefined;
         if (opt === 0) src = a;
         else dst = a;
-      } else if (opt <= 3) {
+        continue;
+      }
+      const end = this.wordEnd();
+      if (end < 0) return undefined;
+      if (opt <= 3) {
         const len = end - this.p;
         if (len >= IFNAMSIZ) return undefined;
         const last = s.charCodeAt(end - 1);
@@ -267,17 +265,16 @@ export class FastRuleReader {
     // Arrays of exact length; those of a remembered comment alone or with one other shared
     // match are shared too (kube-proxy repeats them: a service's cluster-IP rules, its endpoints').
     let matches: Match[];
-    const e = this.entry;
-    const entry = e !== undefined && m0 === e.match ? e : undefined;
+    const shared = m0 !== undefined && m0 === this.comment0;
     if (count === 0) matches = this.noMatches;
-    else if (count === 1) matches = entry !== undefined ? (entry.alone ??= [m0 as Match]) : [m0 as Match];
+    else if (count === 1) matches = shared ? (this.alone ??= [m0 as Match]) : [m0 as Match];
     else if (count === 2) {
-      if (entry !== undefined && entry.other === m1 && entry.pair !== undefined) matches = entry.pair;
+      if (shared && this.other === m1 && this.pair !== undefined) matches = this.pair;
       else {
         matches = [m0 as Match, m1 as Match];
-        if (entry !== undefined) {
-          entry.other = m1;
-          entry.pair = matches;
+        if (shared) {
+          this.other = m1;
+          this.pair = matches;
         }
       }
     } else if (count === 3) matches = [m0 as Match, m1 as Match, m2 as Match];
@@ -362,78 +359,69 @@ export class FastRuleReader {
     return true;
   }
 
-  /** An unsigned decimal in `[from, to)` without leading zeros, at most `max`; NO_MATCH if not. */
-  private decimal(from: number, to: number, max: number): number {
-    if (from >= to || to - from > 10) return NO_MATCH;
-    const s = this.s;
-    if (s.charCodeAt(from) === 48 /* 0 */ && to - from > 1) return NO_MATCH;
-    let v = 0;
-    for (let i = from; i < to; i++) {
-      const c = s.charCodeAt(i) - 48;
-      if (c < 0 || c > 9) return NO_MATCH;
-      v = v * 10 + c;
-    }
-    return v <= max ? v : NO_MATCH;
+  /** The code of `s[i]`, or 32 (a blank) at the end of the line. */
+  private at(i: number): number {
+    return i < this.n ? this.s.charCodeAt(i) : 32;
   }
 
-  /** Index of `code` in `[from, to)`, or `to`. */
-  private find(code: number, from: number, to: number): number {
-    const s = this.s;
-    let i = from;
-    while (i < to && s.charCodeAt(i) !== code) i++;
+  /**
+   * An unsigned decimal starting at `i`, without leading zeros, at most `max`, into `num`: the
+   * index after it, or -1.
+   */
+  private digits(i: number, max: number): number {
+    let c = this.at(i) - 48;
+    if (c < 0 || c > 9) return -1;
+    let v = c;
+    let k = i + 1;
+    for (; (c = this.at(k) - 48) >= 0 && c <= 9; k++) {
+      if (v === 0) return -1; // a leading zero (octal for strtoul): left to the general parser
+      v = v * 10 + c;
+      if (v > max) return -1;
+    }
+    if (v > max) return -1;
+    this.num = v;
+    return k;
+  }
+
+  /** A dotted quad starting at `i` as `tryParseIpv4` reads it, into `addr`: the index after it, or -1. */
+  private quad(i: number): number {
+    let addr = 0;
+    for (let part = 0; part < 4; part++) {
+      if (part > 0) {
+        if (this.at(i) !== 46 /* . */) return -1;
+        i++;
+      }
+      let v = 0;
+      let k = i;
+      for (let c: number; k - i < 3 && (c = this.at(k) - 48) >= 0 && c <= 9; k++) v = v * 10 + c;
+      if (k === i || v > 255) return -1;
+      const c = this.at(k);
+      if (c >= 48 && c <= 57) return -1; // a fourth digit
+      addr = addr * 256 + v;
+      i = k;
+    }
+    this.addr = addr;
     return i;
   }
 
-  // -------------------------------------------------------------------------------------------
-  // Header
-
-  /** A dotted quad in `[from, to)` as `tryParseIpv4` reads it; NO_MATCH when it is not one. */
-  private ipv4(from: number, to: number): number {
-    const s = this.s;
-    let n = 0;
-    let part = 0;
-    let digits = 0;
-    let parts = 0;
-    for (let i = from; i <= to; i++) {
-      const c = i < to ? s.charCodeAt(i) : 46; /* . */
-      if (c === 46) {
-        if (digits === 0 || part > 255) return NO_MATCH;
-        n = n * 256 + part;
-        parts++;
-        part = 0;
-        digits = 0;
-        continue;
-      }
-      if (c < 48 || c > 57 || digits === 3) return NO_MATCH;
-      part = part * 10 + (c - 48);
-      digits++;
-    }
-    return parts === 4 ? n : NO_MATCH;
-  }
-
-  /** `a.b.c.d[/len]` in `[from, end)` into `addr` (masked) and `prefix`; false when not in that form. */
-  private cidr(from: number, end: number): boolean {
-    const slash = this.find(47 /* / */, from, end);
-    const n = this.ipv4(from, slash);
-    if (n === NO_MATCH) return false;
+  /**
+   * `-s`/`-d`'s `a.b.c.d[/len]` (one address, a prefix length of one or two digits) at the read
+   * position, masked: the shared address match, or undefined. Several addresses, a dotted mask
+   * and /0 (dropped from the rule, or refused when negated) are left to the general parser.
+   */
+  private address(negate: boolean): AddrMatch | undefined {
+    let i = this.quad(this.p);
+    if (i < 0) return undefined;
     let prefix = 32;
-    if (slash < end) {
-      // "/len" with one or two digits only: a dotted mask or a longer number is left to the general parser.
-      if (end - slash - 1 > 2) return false;
-      prefix = this.decimal(slash + 1, end, 32);
-      if (prefix === NO_MATCH) return false;
+    if (this.at(i) === 47 /* / */) {
+      const k = this.digits(i + 1, 32);
+      if (k < 0 || k - i - 1 > 2 || this.num === 0) return undefined;
+      prefix = this.num;
+      i = k;
     }
-    const mask = prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0;
-    this.addr = (n & mask) >>> 0;
-    this.prefix = prefix;
-    return true;
-  }
-
-  private address(end: number, negate: boolean): AddrMatch | undefined {
-    // Several addresses, or /0 (dropped, or refused when negated): left to the general parser.
-    if (!this.cidr(this.p, end) || this.prefix === 0) return undefined;
-    const addr = this.addr;
-    const prefix = this.prefix;
+    if (this.at(i) !== 32) return undefined;
+    this.next(i);
+    const addr = (this.addr & (prefix === 32 ? 0xffffffff : (0xffffffff << (32 - prefix)) >>> 0)) >>> 0;
     const key = addr * 64 + prefix * 2 + (negate ? 1 : 0);
     const slot = (Math.imul(addr ^ (prefix << 24), 0x9e3779b1) >>> (32 - ADDR_BITS)) ^ (negate ? 1 : 0);
     if (this.addrKeys[slot] === key) return this.addrs[slot];
@@ -484,13 +472,16 @@ export class FastRuleReader {
     }
     if (to - from > LONG_WORD) return undefined;
     this.next(after);
-    const last = this.entry;
-    if (last !== undefined && last.match.comment.length === to - from && s.startsWith(last.match.comment, from)) return last.match;
+    const last = this.comment0;
+    if (last !== undefined && last.comment.length === to - from && s.startsWith(last.comment, from)) return last;
     const text = s.slice(from, to);
     const comment = truncateUtf8(text, COMMENT_MAX_BYTES);
     const m = { kind: 'comment' as const, comment };
     // Compared with the text as written, so only a comment kept whole is remembered.
-    this.entry = comment === text ? { match: m, alone: undefined, other: undefined, pair: undefined } : undefined;
+    this.comment0 = comment === text ? m : undefined;
+    this.alone = undefined;
+    this.other = undefined;
+    this.pair = undefined;
     return m;
   }
 
@@ -530,22 +521,18 @@ export class FastRuleReader {
     }
     const after = q + name.length;
     if (after >= this.n || !s.startsWith(name, q) || s.charCodeAt(after) !== 32) return undefined;
-    this.p = after + 1;
-    const end = this.wordEnd();
-    if (end < 0) return null;
-    const colon = this.find(58 /* : */, this.p, end);
-    let from: number;
-    let to: number;
-    if (colon === end) {
-      from = to = this.decimal(this.p, end, 65535);
-      if (from === NO_MATCH) return null;
-    } else {
-      from = this.decimal(this.p, colon, 65535);
-      to = this.decimal(colon + 1, end, 65535);
+    let i = this.digits(after + 1, 65535);
+    if (i < 0) return null;
+    const from = this.num;
+    let to = from;
+    if (this.at(i) === 58 /* : */) {
+      i = this.digits(i + 1, 65535);
+      to = this.num;
       // Equal ends, reversed ends and the full range (dropped) are left to the general parser.
-      if (from === NO_MATCH || to === NO_MATCH || from >= to || (from === 0 && to === 65535)) return null;
+      if (i < 0 || from >= to || (from === 0 && to === 65535)) return null;
     }
-    this.next(end);
+    if (this.at(i) !== 32) return null;
+    this.next(i);
     return { range: { from, to }, negate };
   }
 
@@ -630,20 +617,19 @@ export class FastRuleReader {
   /** `--to-destination a.b.c.d[:port]`. */
   private dnat(proto: number, protoNegate: boolean): Target | undefined {
     if (!this.word('--to-destination')) return undefined;
-    const end = this.wordEnd();
-    if (end < 0) return undefined;
-    const colon = this.find(58 /* : */, this.p, end);
-    const ip = this.ipv4(this.p, colon) as Ipv4;
-    if (ip === NO_MATCH) return undefined;
+    let i = this.quad(this.p);
+    if (i < 0) return undefined;
+    const ip = this.addr as Ipv4;
     let to: NatRange;
-    if (colon < end) {
+    if (this.at(i) === 58 /* : */) {
       // A port needs a protocol with ports ("Need TCP, UDP, SCTP or DCCP with port specification").
       if (!portProto(proto) || protoNegate) return undefined;
-      const port = this.decimal(colon + 1, end, 65535);
-      if (port === NO_MATCH || port === 0) return undefined;
-      to = { minIp: ip, maxIp: ip, minPort: port, maxPort: port };
+      i = this.digits(i + 1, 65535);
+      if (i < 0 || this.num === 0) return undefined;
+      to = { minIp: ip, maxIp: ip, minPort: this.num, maxPort: this.num };
     } else to = { minIp: ip, maxIp: ip };
-    this.next(end);
+    if (this.at(i) !== 32) return undefined;
+    this.next(i);
     return { kind: 'DNAT', to, random: false, persistent: false };
   }
 
