@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 /**
  * The determinism ban (see docs/determinism.md). Library code must take time from the simulated
  * clock and choices from the seeded PRNG; these globals would leak wall-clock time or unseeded
- * randomness into results. The tidy test (packages/netfilter/test/tidy.test.ts) checks the same
+ * randomness into results. The tidy test (tools/test/tidy.test.ts) checks the same
  * list by text, so a disabled lint rule cannot hide a violation.
  */
 const determinismRestrictedGlobals = [

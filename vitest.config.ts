@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 // final "N passed, N failed" line, so the count always comes from the runner itself.
 export default defineConfig({
   test: {
-    projects: ['packages/*'],
+    projects: ['packages/*', 'tools'],
     passWithNoTests: true,
     reporters: ['default', ['json', { outputFile: '.reports/vitest.json' }]],
   },

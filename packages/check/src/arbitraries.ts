@@ -179,23 +179,34 @@ export function timelineArbitrary(nodes: readonly string[], horizonMs: number, s
 /** A cluster: nodes, queue mode, IPAM policy, Services and a few initial Pods. */
 export function clusterArbitrary(opts: ClusterArbitraryOptions = {}, pods: PodArbitraryOptions = {}): fc.Arbitrary<ClusterSpec> {
   const range = opts.nodes ?? { min: 1, max: 2 };
+  // Arbitraries are immutable descriptions: build the one for n nodes once, not per generated value.
+  const byCount = new Map<number, fc.Arbitrary<ClusterSpec>>();
   return fc.integer({ min: range.min, max: range.max }).chain((n) => {
-    const nodes = nodeNames(n);
-    return fc
-      .record({
-        queueMode: fc.constantFrom(...(opts.queueModes ?? ['DeltaFIFO' as const])),
-        ipamPolicy: fc.constantFrom(...(opts.ipamPolicies ?? ['round-robin' as const])),
-        pods: fc.uniqueArray(podArbitrary(nodes, pods), { maxLength: opts.initialPods ?? 2, selector: (p) => p.name }),
-      })
-      .map((r) => ({
-        nodes: nodes.map((name) => ({ name })),
-        queueMode: r.queueMode,
-        ipamPolicy: r.ipamPolicy,
-        services: [...(opts.services ?? [])],
-        pods: r.pods,
-        ...(opts.nodeCidrMaskSize !== undefined ? { nodeCidrMaskSize: opts.nodeCidrMaskSize } : {}),
-      }));
+    let arb = byCount.get(n);
+    if (arb === undefined) {
+      arb = clusterOf(n, opts, pods);
+      byCount.set(n, arb);
+    }
+    return arb;
   });
+}
+
+function clusterOf(n: number, opts: ClusterArbitraryOptions, pods: PodArbitraryOptions): fc.Arbitrary<ClusterSpec> {
+  const nodes = nodeNames(n);
+  return fc
+    .record({
+      queueMode: fc.constantFrom(...(opts.queueModes ?? ['DeltaFIFO' as const])),
+      ipamPolicy: fc.constantFrom(...(opts.ipamPolicies ?? ['round-robin' as const])),
+      pods: fc.uniqueArray(podArbitrary(nodes, pods), { maxLength: opts.initialPods ?? 2, selector: (p) => p.name }),
+    })
+    .map((r) => ({
+      nodes: nodes.map((name) => ({ name })),
+      queueMode: r.queueMode,
+      ipamPolicy: r.ipamPolicy,
+      services: [...(opts.services ?? [])],
+      pods: r.pods,
+      ...(opts.nodeCidrMaskSize !== undefined ? { nodeCidrMaskSize: opts.nodeCidrMaskSize } : {}),
+    }));
 }
 
 /** Explicit tie-break choices that shrink towards FIFO (all zeros, then none). */
@@ -218,14 +229,25 @@ export function scheduleArbitrary(maxChoices = 64): fc.Arbitrary<{ readonly path
 export function scenarioArbitrary(opts: ScenarioArbitraryOptions): fc.Arbitrary<SimScenario> {
   const horizonMs = opts.horizonMs ?? 20_000;
   const settleMs = opts.settleMs ?? 3000;
-  return clusterArbitrary(opts.cluster, opts.pods).chain((cluster) => {
-    const nodes = cluster.nodes.map((n) => n.name);
-    return fc
-      .record({
+  // The rest of a scenario depends on the cluster only through its node names: build that
+  // arbitrary once per node list (arbitraries are immutable descriptions), not per generated value.
+  const byNodes = new Map<string, fc.Arbitrary<{ readonly seed: number; readonly timeline: TimedAction[]; readonly schedule: SimScenario['schedule'] }>>();
+  const restOf = (nodes: readonly string[]): fc.Arbitrary<{ readonly seed: number; readonly timeline: TimedAction[]; readonly schedule: SimScenario['schedule'] }> => {
+    const key = nodes.join('\u0000');
+    let arb = byNodes.get(key);
+    if (arb === undefined) {
+      arb = fc.record({
         seed: fc.integer({ min: 0, max: 0x7fffffff }),
         timeline: timelineArbitrary(nodes, horizonMs, settleMs, { ...(opts.timeline ?? {}), ...(opts.pods !== undefined ? { pods: opts.pods } : {}) }),
         schedule: opts.schedule === 'path' ? scheduleArbitrary().map((s) => s as SimScenario['schedule']) : fc.constant(undefined),
-      })
+      });
+      byNodes.set(key, arb);
+    }
+    return arb;
+  };
+  return clusterArbitrary(opts.cluster, opts.pods).chain((cluster) => {
+    const nodes = cluster.nodes.map((n) => n.name);
+    return restOf(nodes)
       .map(({ seed, timeline, schedule }) => ({
         format: SIM_SCENARIO_FORMAT,
         seed,

@@ -62,6 +62,20 @@ describe('scenarioArbitrary', () => {
     expect(s.timeline.map((t) => t.atMs)).toEqual([0, 0]);
   });
 
+  it('should generate and shrink the same scenarios whether an arbitrary is fresh or was used before', () => {
+    // The arbitraries built per node list are kept and reused: reuse must not change what is generated.
+    const opts = { controller: { name: 'toy' }, cluster: { nodes: { min: 1, max: 3 } }, timeline: { kinds: ALL, maxActions: 20 } } as const;
+    const reused = fc.sample(arb, { seed: 21, numRuns: 40 });
+    const fresh = reused.map((_, i) => fc.sample(scenarioArbitrary({ ...opts, cluster: { ...opts.cluster, queueModes: ['DeltaFIFO', 'RealFIFO', 'AtomicFIFO'], ipamPolicies: ['round-robin', 'lowest-free'] } }), { seed: 21, numRuns: i + 1 })[i]);
+    expect(new Set(reused.map((s) => s.cluster.nodes.length)).size).toBe(3);
+    expect(reused).toEqual(fresh);
+    const prop = (a: fc.Arbitrary<SimScenario>): fc.IProperty<[SimScenario]> => fc.property(a, (s) => s.cluster.nodes.length < 2 || s.timeline.length < 3);
+    const warm = fc.check(prop(arb), { seed: 22, numRuns: 300 });
+    const cold = fc.check(prop(scenarioArbitrary({ ...opts, cluster: { ...opts.cluster, queueModes: ['DeltaFIFO', 'RealFIFO', 'AtomicFIFO'], ipamPolicies: ['round-robin', 'lowest-free'] } })), { seed: 22, numRuns: 300 });
+    expect(warm.failed).toBe(true);
+    expect([warm.counterexample, warm.counterexamplePath, warm.numShrinks]).toEqual([cold.counterexample, cold.counterexamplePath, cold.numShrinks]);
+  });
+
   it('should generate explicit tie-break paths when asked', () => {
     const [s] = fc.sample(scenarioArbitrary({ controller: { name: 'toy' }, schedule: 'path' }), { seed: 16, numRuns: 1 }) as [SimScenario];
     expect(s.schedule?.whenPathExhausted).toBe('fifo');

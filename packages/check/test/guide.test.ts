@@ -36,12 +36,12 @@ describe('guide: testing your controller', () => {
     const result = await checkProperty(property('name'), { seed: 1, numRuns: 300 });
     if (result.ok) throw new Error('expected the guide to find the bug');
     expect(result.scenario.timeline).toEqual([
-      { atMs: 499, action: { kind: 'watch.gap', durationMs: 1 } },
-      { atMs: 501, action: { kind: 'pod.recreate', name: 'web-0', gapMs: 0 } },
+      { atMs: 501, action: { kind: 'watch.gap', durationMs: 1 } },
+      { atMs: 502, action: { kind: 'pod.recreate', name: 'web-0', gapMs: 0 } },
     ]);
-    expect(result.story).toContain('19. t=1768ms node-1/port-mapper/pods onUpdate default/web-0 uid 5f87→245d');
+    expect(result.story).toContain('19. t=2013ms node-1/port-mapper/pods onUpdate default/web-0 uid 9056→6e0e');
     expect(result.story.at(-2)).toBe(
-      '20. t=4769ms VIOLATION of "no stale DNAT": DNAT tcp --dport 40000 → 198.18.0.2:8080 in PORT-MAPPER on node-1 is stale: 198.18.0.2 was default/web-0 (uid 5f87) but default/web-0 is now 198.18.0.3 (uid 245d) (for 3001ms, longer than the 3000ms settle time)',
+      '20. t=5014ms VIOLATION of "no stale DNAT": DNAT tcp --dport 40000 → 198.18.0.2:8080 in PORT-MAPPER on node-1 is stale: 198.18.0.2 was default/web-0 (uid 9056) but default/web-0 is now 198.18.0.3 (uid 6e0e) (for 3001ms, longer than the 3000ms settle time)',
     );
     // Replay by seed and path, and from the exported counterexample.
     const again = await checkProperty(property('name'), { seed: result.seed, path: result.path });

@@ -4,6 +4,8 @@
  */
 import { Command } from 'commander';
 import { registerRulesetCommand } from './commands/ruleset.ts';
+import { fuzzCommand } from './commands/fuzz.ts';
+import { replayCommand } from './commands/replay.ts';
 import { traceCommand } from './commands/trace.ts';
 
 const program = new Command();
@@ -14,5 +16,9 @@ program
 program.addCommand(traceCommand());
 
 registerRulesetCommand(program);
+
+// scenario: replay and fuzz
+program.addCommand(replayCommand());
+program.addCommand(fuzzCommand());
 
 await program.parseAsync(process.argv);

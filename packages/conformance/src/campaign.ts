@@ -13,6 +13,8 @@ import { runNfCase, type CaseResult } from './runner.ts';
 
 export type Verdict =
   | { readonly kind: 'agree' }
+  /** netsim cannot evaluate something in the case (the generator never makes such cases). */
+  | { readonly kind: 'undecided'; readonly reason: string }
   /** `confirmed`: iptables-legacy agreed with netsim on the same case. */
   | { readonly kind: 'known'; readonly known: KnownDisagreement; readonly confirmed: boolean }
   | { readonly kind: 'new' };
@@ -25,12 +27,13 @@ export interface Checked {
 /** Runs a case and classifies the outcome (see `known.ts`). `legacy` is an iptables-legacy lab, if any. */
 export function checkCase(lab: Lab, c: NfCase, legacy?: Lab): Checked {
   const result = runNfCase(lab, c);
+  if (result.undecided !== null) return { result, verdict: { kind: 'undecided', reason: result.undecided } };
   if (result.diffs.length === 0) return { result, verdict: { kind: 'agree' } };
   const candidates = knownCandidates(c);
   if (candidates.length === 0) return { result, verdict: { kind: 'new' } };
   if (legacy === undefined) return { result, verdict: { kind: 'known', known: candidates[0] as KnownDisagreement, confirmed: false } };
   const onLegacy = runNfCase(legacy, c);
-  const known = candidates.find((k) => k.legacyAgrees === (onLegacy.diffs.length === 0));
+  const known = candidates.find((k) => k.legacyAgrees === (onLegacy.diffs.length === 0 && onLegacy.undecided === null));
   return { result, verdict: known === undefined ? { kind: 'new' } : { kind: 'known', known, confirmed: true } };
 }
 
@@ -59,6 +62,8 @@ export interface CampaignResult {
   readonly seed: number;
   readonly runs: number;
   readonly agreed: number;
+  /** Cases netsim could not decide (it does not evaluate something in them), by index. */
+  readonly undecided: readonly number[];
   /** Every disagreement, known and new, in case order. */
   readonly disagreements: readonly Disagreement[];
 }
@@ -99,6 +104,7 @@ export function runCampaign(lab: Lab, opts: CampaignOptions, legacy?: Lab): Camp
   const total = opts.replay === undefined ? opts.runs : opts.replay + 1;
   const cases = campaignCases(opts.seed, total, profiles);
   const disagreements: Disagreement[] = [];
+  const undecided: number[] = [];
   let agreed = 0;
   let ran = 0;
   cases.forEach((c, index) => {
@@ -110,6 +116,10 @@ export function runCampaign(lab: Lab, opts: CampaignOptions, legacy?: Lab): Camp
       agreed++;
       return;
     }
+    if (checked.verdict.kind === 'undecided') {
+      undecided.push(index);
+      return;
+    }
     let shrunk: Disagreement['shrunk'];
     if (checked.verdict.kind === 'new' && opts.shrink !== false) {
       const small = shrinkCase(lab, { seed: opts.seed, index, profiles, budget: opts.shrinkBudget ?? 200, original: c, ...(legacy === undefined ? {} : { legacy }) });
@@ -117,5 +127,5 @@ export function runCampaign(lab: Lab, opts: CampaignOptions, legacy?: Lab): Camp
     }
     disagreements.push({ index, case: c, checked, ...(shrunk === undefined ? {} : { shrunk }) });
   });
-  return { seed: opts.seed, runs: ran, agreed, disagreements };
+  return { seed: opts.seed, runs: ran, agreed, undecided, disagreements };
 }

@@ -2,7 +2,7 @@
  * Can this machine run the kernel comparison? It needs Linux, root, `ip netns`, the iptables
  * tools, `conntrack` and Python 3 (for the packet pump), and must be allowed to create a network
  * namespace and load a table into it. (`nsenter` and `sysctl` are not needed.) {@link checkEnvironment} tries exactly that and, when
- * something is missing, says what in one line.
+ * something is missing, says what in one line. `NETSIM_CONFORMANCE=off` skips it on purpose.
  */
 import { pythonPath, run, runIn, which } from './exec.ts';
 import { createNetns, nextPrefix, releaseNetns } from './netns.ts';
@@ -23,6 +23,7 @@ function firstLine(e: unknown): string {
  * if (!env.ok) console.log(`conformance skipped: ${env.reason}`);
  */
 export function checkEnvironment(): EnvironmentCheck {
+  if (process.env['NETSIM_CONFORMANCE'] === 'off') return { ok: false, reason: 'NETSIM_CONFORMANCE=off' };
   if (process.platform !== 'linux') return { ok: false, reason: `not Linux (platform ${process.platform})` };
   const uid = process.getuid?.() ?? -1;
   if (uid !== 0) return { ok: false, reason: `not running as root (uid ${uid})` };

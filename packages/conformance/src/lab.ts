@@ -54,6 +54,23 @@ export type Sysctls = { readonly [key: string]: number };
  */
 const KEEP_CONNTRACK = '*security\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A OUTPUT -m conntrack --ctstate INVALID\nCOMMIT\n';
 
+const EMPTY_TABLES: { readonly [t: string]: string } = {
+  raw: '*raw\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n',
+  mangle: '*mangle\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\nCOMMIT\n',
+  nat: '*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\nCOMMIT\n',
+  filter: '*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n',
+};
+
+/**
+ * `text` plus an empty section for each of the four tables it does not list, so that loading it
+ * replaces every table (a table the text leaves out would otherwise keep the previous case's rules).
+ */
+export function withEveryTable(text: string): string {
+  const listed = new Set([...text.matchAll(/^\*(raw|mangle|nat|filter)\s*$/gm)].map((m) => m[1]));
+  const missing = ['raw', 'mangle', 'nat', 'filter'].filter((t) => !listed.has(t));
+  return missing.length === 0 ? text : `${missing.map((t) => EMPTY_TABLES[t] as string).join('')}${text.endsWith('\n') || text === '' ? text : `${text}\n`}`;
+}
+
 /** UDP ports the node listens on, so that local UDP is delivered without an ICMP reply. */
 export const UDP_LISTEN_PORTS: readonly number[] = [53, 80, 443, 8080, 30080];
 
@@ -128,24 +145,28 @@ export class Lab {
   readonly names: LabNames;
   readonly topology: Topology;
   readonly backend: Backend;
+  /** Conntrack pinned on (see KEEP_CONNTRACK); false: on only while a rule needs it, as on Linux. */
+  readonly pinConntrack: boolean;
   private readonly tools: { readonly restore: string; readonly save: string };
   private readonly python: string;
   private destroyed = false;
   /** The sysctl values last written, so a case that changes none costs no process. */
   private readonly written = new Map<string, number>();
 
-  private constructor(names: LabNames, topology: Topology, backend: Backend, python: string) {
+  private constructor(names: LabNames, topology: Topology, backend: Backend, pinConntrack: boolean, python: string) {
     this.names = names;
     this.topology = topology;
     this.backend = backend;
+    this.pinConntrack = pinConntrack;
     this.tools = backendTools(backend);
     this.python = python;
   }
 
   /** Builds the namespaces, links, addresses, routes and neighbours of `topology`. */
-  static create(opts: { readonly topology?: Topology; readonly backend?: Backend } = {}): Lab {
+  static create(opts: { readonly topology?: Topology; readonly backend?: Backend; readonly pinConntrack?: boolean } = {}): Lab {
     const topology = opts.topology ?? TOPOLOGY;
     const backend = opts.backend ?? 'nft';
+    const pinConntrack = opts.pinConntrack ?? true;
     const python = pythonPath();
     if (python === undefined) throw new Error('conformance lab: python3 not found (the packet pump needs it)');
     const prefix = nextPrefix();
@@ -180,18 +201,18 @@ export class Lab {
       }
       run('ip', ['-n', names.node, '-batch', '-'], { input: batch.join('\n') + '\n' });
       writeSysctls(names.node, baseSysctls(topology));
-      runIn(names.node, backendTools(backend).restore, [], { input: KEEP_CONNTRACK });
+      if (pinConntrack) runIn(names.node, backendTools(backend).restore, [], { input: KEEP_CONNTRACK });
     } catch (e) {
       for (const ns of created) releaseNetns(ns);
       throw e;
     }
-    return new Lab(names, topology, backend, python);
+    return new Lab(names, topology, backend, pinConntrack, python);
   }
 
   /**
    * Puts the node into a known state for one case: writes `sysctls`, replaces all four tables with
-   * `ruleset` (iptables-save text listing every table, loaded by the real `iptables-restore`,
-   * which also zeroes every counter), flushes conntrack and checks it is empty.
+   * `ruleset` (iptables-save text; a table it does not list is loaded empty) with the real
+   * `iptables-restore`, which also zeroes every counter, flushes conntrack and checks it is empty.
    */
   reset(state: { readonly ruleset: string; readonly sysctls: Sysctls }): void {
     this.assertLive();
@@ -203,7 +224,7 @@ export class Lab {
       writeSysctls(this.names.node, changed);
       for (const [k, v] of Object.entries(changed)) this.written.set(k, v);
     }
-    this.restore(state.ruleset);
+    this.restore(withEveryTable(state.ruleset));
     runIn(this.names.node, 'conntrack', ['-F']);
     const left = this.conntrack();
     if (left.length > 0) throw new Error(`conformance lab: conntrack still holds ${left.length} entries after a flush`);

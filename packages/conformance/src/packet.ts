@@ -26,6 +26,13 @@ export interface PacketSpec {
   readonly icmpCode: number;
   /** ICMP echo identifier (conntrack keys echo flows by it). */
   readonly icmpId: number;
+  /**
+   * TCP sequence and acknowledgement numbers; default 0x1000 and (with ACK) 0x2000. A reply must
+   * acknowledge what it answers (a SYN-ACK acks the SYN's seq + 1), or conntrack's window check
+   * marks it INVALID.
+   */
+  readonly seq?: number;
+  readonly ack?: number;
 }
 
 /** The fields read back from a captured IPv4 packet. */
@@ -114,8 +121,8 @@ export function buildIpv4(spec: PacketSpec, ipId = 1): Uint8Array {
   put16(b, l4, spec.sport);
   put16(b, l4 + 2, spec.dport);
   if (spec.proto === PROTO_TCP) {
-    put32(b, l4 + 4, 0x1000);
-    if ((spec.tcpFlags & TCP.ACK) !== 0) put32(b, l4 + 8, 0x2000);
+    put32(b, l4 + 4, spec.seq ?? 0x1000);
+    if ((spec.tcpFlags & TCP.ACK) !== 0) put32(b, l4 + 8, spec.ack ?? 0x2000);
     b[l4 + 12] = 5 << 4;
     b[l4 + 13] = spec.tcpFlags & 0xff;
     put16(b, l4 + 14, 64240);

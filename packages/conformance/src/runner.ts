@@ -16,8 +16,10 @@ export interface CaseResult {
   readonly rulesetText: string;
   readonly kernel: Outcome;
   readonly netsim: Prediction;
-  /** One line per field that differs; empty when kernel and netsim agree. */
+  /** One line per field that differs; empty when kernel and netsim agree (or netsim could not decide). */
   readonly diffs: readonly string[];
+  /** netsim's evaluator could not decide (a module or target it does not evaluate): nothing to compare. */
+  readonly undecided: string | null;
 }
 
 /** The sysctls every netfilter-level case runs with: rp_filter off everywhere. */
@@ -27,16 +29,19 @@ export function netfilterLevelSysctls(t: Topology): Sysctls {
   return s;
 }
 
-/** Runs one netfilter-level case in `lab` and with netsim, and compares. */
-export function runNfCase(lab: Lab, c: NfCase): CaseResult {
-  const rulesetText = renderRestore(c.ruleset);
+/**
+ * Runs one netfilter-level case in `lab` and with netsim, and compares. The kernel gets
+ * `rulesetText` when given (a fixture as recorded), else netsim's ruleset written by `render.ts`.
+ */
+export function runNfCase(lab: Lab, c: NfCase, opts: { readonly rulesetText?: string } = {}): CaseResult {
+  const rulesetText = opts.rulesetText ?? renderRestore(c.ruleset);
   lab.reset({ ruleset: rulesetText, sysctls: netfilterLevelSysctls(lab.topology) });
   const [obs] = lab.inject([c.injection]);
   if (obs === undefined) throw new Error('conformance: the pump returned no observation');
   const kernel = fromKernel(obs, lab.counters(), lab.conntrack());
   const netsim = predict(c.ruleset, c.injection, lab.topology);
-  const diffs = netsim.unknown === undefined ? diffOutcomes(kernel, netsim) : [`netsim could not decide: ${netsim.unknown}`];
-  return { rulesetText, kernel, netsim, diffs };
+  if (netsim.unknown !== undefined) return { rulesetText, kernel, netsim, diffs: [], undecided: netsim.unknown };
+  return { rulesetText, kernel, netsim, diffs: diffOutcomes(kernel, netsim), undecided: null };
 }
 
 /** The injected packet in one line: where it enters and what it is. */

@@ -43,6 +43,7 @@ describe.skipIf(!env.ok)('conformance: netsim against the kernel (default run)',
       if (r.disagreements.length > 0) console.log(`conformance ${profile}: ${r.agreed}/${r.runs} agreed\n${lines.join('\n\n')}`);
       expect(r.runs).toBe(DEFAULT_RUNS[profile]);
       expect(fresh.map((d) => d.index)).toEqual([]);
+      expect(r.undecided).toEqual([]);
       expect(r.agreed + r.disagreements.length).toBe(r.runs);
     });
   }

@@ -18,14 +18,23 @@ describe('pnpm conformance (the campaign command)', () => {
     expect(r.stderr).toContain('--runs needs a non-negative integer, got "many"');
     expect(r.stderr).toContain('usage: pnpm conformance');
     expect(conformance('--profiles', 'forward,sideways').stderr).toContain('unknown: sideways');
+    expect(conformance('--replay', '3').stderr).toContain('--replay needs --part');
   });
 
   it.skipIf(!env.ok)('should run a short campaign and print progress and a summary', () => {
-    const r = conformance('--runs', '4', '--seed', '7', '--no-shrink', '--profiles', 'forward');
-    expect(r.stdout).toMatch(/^conformance: seed 7, 4 cases, iptables/);
-    expect(r.stdout).toContain('conformance summary: seed 7, profiles forward');
+    const r = conformance('--runs', '4', '--seed', '7', '--no-shrink', '--profiles', 'forward', '--part', 'netfilter');
+    expect(r.stdout).toMatch(/^conformance: seed 7, 4 cases per part \(netfilter\), iptables/);
+    expect(r.stdout).toContain('netfilter [4/4] agreed');
+    expect(r.stdout).toContain('conformance summary: seed 7');
+    expect(r.stdout).toContain('netfilter level (evaluator through the lab\'s hooks), profiles forward:');
     expect(r.stdout).toMatch(/cases run: 4\n {2}agreed: {4}\d/);
     expect(r.stdout).toContain('NEW disagreements: 0');
     expect(r.status).toBe(0);
+  });
+
+  it.skipIf(!env.ok)('should replay one case of one part alone', () => {
+    const r = conformance('--seed', '7', '--part', 'host', '--replay', '2');
+    expect(r.stdout).toContain('replaying case 2 (host)');
+    expect(r.stdout).toMatch(/whole host[^\n]*\n {2}cases run: 1\n/);
   });
 });

@@ -62,15 +62,10 @@ describe('known disagreements', () => {
     expect(knownCandidates(oneInverted)).toEqual([]);
   });
 
-  it('should recognise a null DNAT in OUTPUT only when a --ctstate DNAT match could see it', () => {
-    expect(knownCandidates(nullDnatCase()).map((k) => k.id)).toEqual(['eval-null-dnat-sets-ctstate-dnat']);
-    const moved = nullDnatCase();
-    const realDnat: NfCase = { ...moved, injection: { ...moved.injection, packet: { ...moved.injection.packet, dst: ip('198.18.0.5') } } };
-    expect(knownCandidates(realDnat)).toEqual([]);
-  });
+
 });
 
-describe.skipIf(!env.ok)('known disagreement eval-null-dnat-sets-ctstate-dnat on the kernel', () => {
+describe.skipIf(!env.ok)('fixed disagreement eval-null-dnat-sets-ctstate-dnat (regression)', () => {
   let lab: Lab;
   beforeAll(() => {
     lab = Lab.create();
@@ -86,13 +81,10 @@ describe.skipIf(!env.ok)('known disagreement eval-null-dnat-sets-ctstate-dnat on
     expect(r.kernel.conntrack).toEqual(['tcp SYN_SENT 192.0.2.1:40000>198.18.3.3:8080 reply 198.18.3.3:8080>192.0.2.1:40000 unreplied mark=0']);
   });
 
-  it('should classify netsim\'s answer as this known disagreement until evaluateHook is fixed', () => {
+  it('should agree with the kernel since evaluateHook makes a null binding of it (580f3c5)', () => {
     const checked = checkCase(lab, nullDnatCase());
-    expect(['agree', 'known']).toContain(checked.verdict.kind);
-    if (checked.verdict.kind === 'known') {
-      expect(checked.verdict.known.id).toBe('eval-null-dnat-sets-ctstate-dnat');
-      expect(checked.result.diffs).toContain('counter filter OUTPUT policy: kernel 0, netsim 1');
-    }
+    expect(checked.result.diffs).toEqual([]);
+    expect(checked.verdict.kind).toBe('agree');
   });
 });
 

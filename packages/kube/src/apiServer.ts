@@ -11,10 +11,9 @@
  * (the kubelets, the EndpointSlice controller) learn of writes through `onChange` and must only
  * schedule work from there, never write back synchronously.
  */
-import { freeze } from 'immer';
 import { NodeCidrAllocator, NodePortAllocator, ServiceIpAllocator } from './allocators.ts';
 import { KubeError } from './errors.ts';
-import { applyMergePatch, deepEqual, type MergePatch } from './json.ts';
+import { applyMergePatch, deepEqual, deepFreeze, type MergePatch } from './json.ts';
 import {
   KIND_INFO,
   keyOf,
@@ -34,7 +33,7 @@ import {
   isPodTerminal,
 } from './objects.ts';
 import type { KubeRuntime } from './runtime.ts';
-import type { KubeTraceSink } from './trace.ts';
+import { wantsTrace, type KubeTraceSink } from './trace.ts';
 import {
   POD_SPEC_FORBIDDEN,
   invalidError,
@@ -136,12 +135,25 @@ interface HistoryEntry {
 
 interface KindState {
   readonly objects: Map<string, KubeObject>;
+  /** The keys of `objects`, sorted; `undefined` after a key was added or removed (rebuilt on the next read). */
+  sortedKeys: string[] | undefined;
+  /**
+   * Pods only: the keys of the Pods bound to each node (`spec.nodeName`; unbound Pods under `''`),
+   * so a node agent's list or watch (`spec.nodeName=<node>`) costs that node's Pods, not the cluster's.
+   */
+  readonly byNode: Map<string, NodeKeys>;
   readonly history: HistoryEntry[];
   historyHead: number;
   /** resourceVersion of the newest event dropped from history; 0 when none was. */
   lastDroppedRv: number;
   /** Open watches and what each selects. */
   readonly watches: Map<WatchStream, Selector>;
+}
+
+/** The keys of one node's Pods, with their sorted order cached until the set changes. */
+interface NodeKeys {
+  readonly keys: Set<string>;
+  sorted: string[] | undefined;
 }
 
 type Verb = 'create' | 'update' | 'updateStatus' | 'patch' | 'delete' | 'bind';
@@ -174,7 +186,7 @@ export class ApiServer {
   constructor(opts: ApiServerOptions) {
     this.runtime = opts.runtime;
     this.trace = opts.trace;
-    const mk = (): KindState => ({ objects: new Map(), history: [], historyHead: 0, lastDroppedRv: 0, watches: new Map() });
+    const mk = (): KindState => ({ objects: new Map(), sortedKeys: undefined, byNode: new Map(), history: [], historyHead: 0, lastDroppedRv: 0, watches: new Map() });
     this.kinds = { Pod: mk(), Service: mk(), EndpointSlice: mk(), Node: mk() };
     this.serviceIps = new ServiceIpAllocator(opts.serviceCIDR ?? '198.51.100.0/24', opts.runtime.random);
     const np = opts.nodePortRange ?? { min: 30000, max: 32767 };
@@ -216,9 +228,9 @@ export class ApiServer {
   /** A consistent snapshot, sorted by key, with the resourceVersion to watch from. */
   list<K extends Kind>(kind: K, selector: Selector = {}): ListResult<ObjectOf<K>> {
     const items: ObjectOf<K>[] = [];
-    const keys = [...this.kinds[kind].objects.keys()].sort();
-    for (const k of keys) {
-      const o = this.kinds[kind].objects.get(k) as ObjectOf<K>;
+    const st = this.kinds[kind];
+    for (const k of candidateKeys(st, kind, selector)) {
+      const o = st.objects.get(k) as ObjectOf<K>;
       if (matches(selector, o)) items.push(o);
     }
     return { resourceVersion: String(this.rv), items };
@@ -241,7 +253,7 @@ export class ApiServer {
     }
     const key = keyOf(ns, name);
     const st = this.kinds[kind];
-    if (st.objects.has(key)) throw new KubeError('AlreadyExists', `${info.resource} ${JSON.stringify(name)} already exists`);
+    if (st.objects.has(key)) throw new KubeError('AlreadyExists', alreadyExistsMessage(kind, name));
     const meta: ObjectMeta = {
       name,
       namespace: ns,
@@ -365,10 +377,10 @@ export class ApiServer {
       this.trace,
       startRv ?? this.rv,
     );
-    this.trace?.({ type: 'kube.watch.open', at: this.runtime.scheduler.now(), fields: { watch: w.id, kind, rv: startRv === undefined ? 'any' : String(startRv) } });
+    if (wantsTrace(this.trace, 'kube.watch.open')) this.trace({ type: 'kube.watch.open', at: this.runtime.scheduler.now(), fields: { watch: w.id, kind, rv: startRv === undefined ? 'any' : String(startRv) } });
     st.watches.set(w, sel);
     if (startRv === undefined) {
-      for (const k of [...st.objects.keys()].sort()) {
+      for (const k of candidateKeys(st, kind, sel)) {
         const o = st.objects.get(k) as KubeObject;
         if (matches(sel, o)) w.send({ type: 'ADDED', object: o });
       }
@@ -461,14 +473,16 @@ export class ApiServer {
   private commit(verb: Verb, kind: Kind, type: WatchEventType, obj: KubeObject, old: KubeObject | undefined): KubeObject {
     const st = this.kinds[kind];
     const rv = ++this.rv;
-    const stored = freeze({ ...obj, metadata: { ...obj.metadata, resourceVersion: String(rv) } }, true);
+    const stored = deepFreeze({ ...obj, metadata: { ...obj.metadata, resourceVersion: String(rv) } });
     const key = keyOf(stored.metadata.namespace, stored.metadata.name);
+    const prev = st.objects.get(key);
     if (type === 'DELETED') st.objects.delete(key);
     else st.objects.set(key, stored);
+    indexWrite(st, key, prev, type === 'DELETED' ? undefined : stored);
     const now = this.runtime.scheduler.now();
     st.history.push({ rv, at: now, type, object: stored, old });
     this.trimHistory(st, now);
-    this.trace?.({ type: 'kube.api.write', at: now, fields: { verb, kind, key, rv, uid: stored.metadata.uid, event: type } });
+    if (wantsTrace(this.trace, 'kube.api.write')) this.trace({ type: 'kube.api.write', at: now, fields: { verb, kind, key, rv, uid: stored.metadata.uid, event: type } });
     for (const [w, sel] of [...st.watches]) {
       const ev = filterEvent(sel, type, stored, old);
       if (ev !== undefined) w.send(ev);
@@ -764,6 +778,53 @@ export class ApiServer {
   }
 }
 
+/** The node a Pod is indexed under (`''`: not bound). */
+function nodeOf(o: KubeObject): string {
+  return o.kind === 'Pod' ? (o.spec.nodeName ?? '') : '';
+}
+
+/** Keep the sorted keys and the by-node index in step with one write (`prev` → `next`, either absent). */
+function indexWrite(st: KindState, key: string, prev: KubeObject | undefined, next: KubeObject | undefined): void {
+  if ((prev === undefined) !== (next === undefined)) st.sortedKeys = undefined;
+  if (next?.kind !== 'Pod' && prev?.kind !== 'Pod') return;
+  const from = prev === undefined ? undefined : nodeOf(prev);
+  const to = next === undefined ? undefined : nodeOf(next);
+  if (from === to) return;
+  if (from !== undefined) {
+    const n = st.byNode.get(from) as NodeKeys;
+    n.keys.delete(key);
+    n.sorted = undefined;
+    if (n.keys.size === 0) st.byNode.delete(from);
+  }
+  if (to !== undefined) {
+    let n = st.byNode.get(to);
+    if (n === undefined) {
+      n = { keys: new Set(), sorted: undefined };
+      st.byNode.set(to, n);
+    }
+    n.keys.add(key);
+    n.sorted = undefined;
+  }
+}
+
+/**
+ * The keys a list or watch must look at, sorted as etcd returns them: a Pod selection by node
+ * uses the by-node index (the remaining selector terms are still checked by `matches`).
+ * The arrays are cached and shared: callers must not modify them.
+ */
+function candidateKeys(st: KindState, kind: Kind, sel: Selector): readonly string[] {
+  if (sel.nodeName !== undefined) {
+    // A node selector matches only Pods.
+    if (kind !== 'Pod') return [];
+    const n = st.byNode.get(sel.nodeName);
+    if (n === undefined) return [];
+    n.sorted ??= [...n.keys].sort();
+    return n.sorted;
+  }
+  st.sortedKeys ??= [...st.objects.keys()].sort();
+  return st.sortedKeys;
+}
+
 function normalizePodSpec(s: Pod['spec']): Pod['spec'] {
   return {
     ...(s.nodeName !== undefined && s.nodeName !== '' ? { nodeName: s.nodeName } : {}),
@@ -827,8 +888,18 @@ function parseRv(s: string): number {
   return Number(s);
 }
 
+/** The API server's NotFound message: `pods "web-0" not found`. */
+export function notFoundMessage(kind: Kind, name: string): string {
+  return `${KIND_INFO[kind].resource} ${JSON.stringify(name)} not found`;
+}
+
+/** The API server's AlreadyExists message: `pods "web-0" already exists`. */
+export function alreadyExistsMessage(kind: Kind, name: string): string {
+  return `${KIND_INFO[kind].resource} ${JSON.stringify(name)} already exists`;
+}
+
 function notFound(kind: Kind, name: string): KubeError {
-  return new KubeError('NotFound', `${KIND_INFO[kind].resource} ${JSON.stringify(name)} not found`);
+  return new KubeError('NotFound', notFoundMessage(kind, name));
 }
 
 function conflict(kind: Kind, name: string, why: string): KubeError {

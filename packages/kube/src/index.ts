@@ -60,7 +60,9 @@ export {
 export { deepEqual, applyMergePatch, type MergePatch } from './json.ts';
 export {
   ApiServer,
+  alreadyExistsMessage,
   matches,
+  notFoundMessage,
   type ApiServerOptions,
   type Change,
   type DeleteOptions,
@@ -71,7 +73,7 @@ export {
   type WatchRequest,
 } from './apiServer.ts';
 export type { WatchEvent, WatchEventType, WatchHandle } from './watch.ts';
-export { TraceRecorder, formatTraceEvent, type KubeTraceEvent, type KubeTraceSink, type KubeTraceType, type TraceValue } from './trace.ts';
+export { TraceRecorder, formatTraceEvent, wantsTrace, type KubeTraceEvent, type KubeTraceSink, type KubeTraceType, type TraceValue } from './trace.ts';
 export {
   deletedObject,
   describeDelta,

@@ -23,7 +23,7 @@ import { keyOf, objectKey, type Kind, type KubeObject, type ObjectOf } from './o
 import { RealFifo } from './realFifo.ts';
 import { Reflector, type WatchTimeoutOptions } from './reflector.ts';
 import { shuffleInPlace, type RandomSource, type Scheduler } from './runtime.ts';
-import type { KubeTraceSink } from './trace.ts';
+import { wantsTrace, type KubeTraceSink } from './trace.ts';
 
 /**
  * What a controller registers. Every callback is optional; `onDelete` may receive a
@@ -202,7 +202,7 @@ class Listener<T extends ObjectOf<Kind>> implements HandlerRegistration {
   }
 
   private traceCall(n: Notification<T>): void {
-    if (this.trace === undefined) return;
+    if (!wantsTrace(this.trace, 'kube.handler')) return;
     const f: Record<string, string | number | boolean> = { informer: this.informer.name, handler: this.name };
     switch (n.type) {
       case 'add':
@@ -452,7 +452,7 @@ export class Informer<K extends Kind> {
     if (item === undefined) return;
     this.pops++;
     const b = item.batch;
-    this.trace?.({
+    if (wantsTrace(this.trace, 'kube.informer.pop')) this.trace({
       type: 'kube.informer.pop',
       at: this.scheduler.now(),
       fields: {
@@ -545,7 +545,7 @@ export class Informer<K extends Kind> {
         l.nextResyncAt = now + l.resyncPeriodMs;
       }
     }
-    this.trace?.({ type: 'kube.informer.resync', at: now, fields: { informer: this.name, due: due.join(',') } });
+    if (wantsTrace(this.trace, 'kube.informer.resync')) this.trace({ type: 'kube.informer.resync', at: now, fields: { informer: this.name, due: due.join(',') } });
     return any;
   }
 }

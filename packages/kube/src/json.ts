@@ -10,7 +10,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** Structural equality of plain data; key order does not matter, array order does. */
+/** Structural equality of plain data; key order does not matter, array order does, keys holding `undefined` count as absent. */
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
@@ -22,11 +22,41 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   if (Array.isArray(b)) return false;
   const ao = a as Record<string, unknown>;
   const bo = b as Record<string, unknown>;
-  const ak = Object.keys(ao).filter((k) => ao[k] !== undefined);
-  const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
-  if (ak.length !== bk.length) return false;
-  for (const k of ak) if (!deepEqual(ao[k], bo[k])) return false;
-  return true;
+  // Same defined keys with equal values: every defined key of a is equal in b, and both have as many.
+  const ak = Object.keys(ao);
+  let na = 0;
+  for (let i = 0; i < ak.length; i++) {
+    const k = ak[i] as string;
+    const v = ao[k];
+    if (v === undefined) continue;
+    na++;
+    if (!deepEqual(v, bo[k])) return false;
+  }
+  const bk = Object.keys(bo);
+  let nb = 0;
+  for (let i = 0; i < bk.length; i++) if (bo[bk[i] as string] !== undefined) nb++;
+  return na === nb;
+}
+
+/**
+ * Deep-freezes plain data (objects and arrays) in place and returns it. Parts already frozen are
+ * skipped whole: a new state shares its unchanged parts with the previous, already frozen one, so
+ * only what a write created is walked. Anything else (class instances) is left as it is.
+ */
+export function deepFreeze<T>(v: T): T {
+  if (typeof v !== 'object' || v === null || Object.isFrozen(v)) return v;
+  if (Array.isArray(v)) {
+    Object.freeze(v);
+    for (let i = 0; i < v.length; i++) deepFreeze(v[i] as unknown);
+    return v;
+  }
+  const proto: unknown = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) return v;
+  Object.freeze(v);
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o);
+  for (let i = 0; i < keys.length; i++) deepFreeze(o[keys[i] as string]);
+  return v;
 }
 
 /** RFC 7386: applies `patch` to `target` without mutating either. */

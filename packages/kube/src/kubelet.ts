@@ -20,7 +20,7 @@ import { isKubeError } from './errors.ts';
 import { NodeIpam, type IpamPolicy } from './ipam.ts';
 import { objectKey, type Pod, type PodCondition } from './objects.ts';
 import type { Scheduler } from './runtime.ts';
-import type { KubeTraceSink } from './trace.ts';
+import { wantsTrace, type KubeTraceSink } from './trace.ts';
 
 export interface KubeletOptions {
   readonly nodeName: string;
@@ -258,7 +258,7 @@ export class Kubelet {
   }
 
   private emit(type: 'kube.kubelet' | 'kube.ipam', fields: Record<string, string>): void {
-    this.trace?.({ type, at: this.scheduler.now(), fields });
+    if (wantsTrace(this.trace, type)) this.trace({ type, at: this.scheduler.now(), fields });
   }
 }
 

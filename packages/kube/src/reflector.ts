@@ -17,7 +17,7 @@ import { BackoffManager, type BackoffOptions } from './backoff.ts';
 import type { InformerQueue } from './fifo.ts';
 import type { Kind, ObjectOf } from './objects.ts';
 import { shuffleInPlace, type RandomSource, type Scheduler } from './runtime.ts';
-import type { KubeTraceSink } from './trace.ts';
+import { wantsTrace, type KubeTraceSink } from './trace.ts';
 import type { WatchEvent, WatchHandle } from './watch.ts';
 
 export interface WatchTimeoutOptions {
@@ -119,7 +119,7 @@ export class Reflector<K extends Kind> {
     const items = [...list.items];
     if (o.listOrder === 'random') shuffleInPlace(items, o.random);
     this.relists++;
-    o.trace?.({ type: 'kube.reflector.list', at: o.scheduler.now(), fields: { informer: o.name, rv: list.resourceVersion, items: items.length, list: this.relists } });
+    if (wantsTrace(o.trace, 'kube.reflector.list')) o.trace({ type: 'kube.reflector.list', at: o.scheduler.now(), fields: { informer: o.name, rv: list.resourceVersion, items: items.length, list: this.relists } });
     o.queue.replace(items);
     this.lastSyncRv = list.resourceVersion;
     o.onQueued();
@@ -184,7 +184,7 @@ export class Reflector<K extends Kind> {
     this.watch = undefined;
     const gen = ++this.gen;
     const delayMs = this.backoff.step();
-    this.o.trace?.({ type: 'kube.reflector.backoff', at: this.o.scheduler.now(), fields: { informer: this.o.name, delayMs, reason } });
+    if (wantsTrace(this.o.trace, 'kube.reflector.backoff')) this.o.trace({ type: 'kube.reflector.backoff', at: this.o.scheduler.now(), fields: { informer: this.o.name, delayMs, reason } });
     this.o.scheduler.schedule(delayMs, `kube.reflector.listAndWatch ${this.o.name}`, () => this.listAndWatch(gen));
   }
 

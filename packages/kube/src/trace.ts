@@ -27,7 +27,19 @@ export interface KubeTraceEvent {
   readonly fields: Readonly<Record<string, TraceValue>>;
 }
 
-export type KubeTraceSink = (event: KubeTraceEvent) => void;
+/**
+ * Where kube sends its trace events. A sink may list the types it wants in `only`: producers then
+ * skip building the others (a simulation with its trace off still wants a few, such as relists).
+ */
+export interface KubeTraceSink {
+  (event: KubeTraceEvent): void;
+  readonly only?: ReadonlySet<KubeTraceType>;
+}
+
+/** Whether `sink` takes events of `type` (a producer asks before building one). */
+export function wantsTrace(sink: KubeTraceSink | undefined, type: KubeTraceType): sink is KubeTraceSink {
+  return sink !== undefined && (sink.only === undefined || sink.only.has(type));
+}
 
 /** One line per event: `   1200 ms  kube.handler  informer=pods handler=npl call=onUpdate …`. */
 export function formatTraceEvent(e: KubeTraceEvent): string {

@@ -12,7 +12,7 @@
 import { KubeError, type Status } from './errors.ts';
 import type { KubeObject } from './objects.ts';
 import type { Scheduler } from './runtime.ts';
-import type { KubeTraceSink } from './trace.ts';
+import { wantsTrace, type KubeTraceSink } from './trace.ts';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -92,7 +92,7 @@ export class WatchStream<T extends KubeObject = KubeObject> implements WatchHand
   send(event: WatchEvent<T>): void {
     if (!this.accepting) return;
     if (this.inGap()) {
-      if (this.trace !== undefined) {
+      if (wantsTrace(this.trace, 'kube.watch.drop')) {
         const f: Record<string, string | number> = { watch: this.id, event: event.type };
         if (event.type !== 'ERROR' && event.type !== 'CLOSED') {
           f['key'] = keyFor(event.object);
@@ -116,7 +116,7 @@ export class WatchStream<T extends KubeObject = KubeObject> implements WatchHand
     const until = this.scheduler.now() + d;
     if (until <= this.gapUntil) return;
     this.gapUntil = until;
-    this.trace?.({ type: 'kube.watch.gap', at: this.scheduler.now(), fields: { watch: this.id, untilMs: until } });
+    if (wantsTrace(this.trace, 'kube.watch.gap')) this.trace({ type: 'kube.watch.gap', at: this.scheduler.now(), fields: { watch: this.id, untilMs: until } });
     this.scheduler.schedule(d, `kube.watch.gapEnd ${this.id}`, () => {
       if (this.gapUntil !== until || !this.accepting) return;
       this.enqueue({ type: 'ERROR', object: expired(this.rv, this.currentRv()).toStatus() });
@@ -178,7 +178,7 @@ export class WatchStream<T extends KubeObject = KubeObject> implements WatchHand
       this.buf.splice(0, this.head);
       this.head = 0;
     }
-    if (this.trace !== undefined) {
+    if (wantsTrace(this.trace, 'kube.watch.deliver')) {
       const e = item.event;
       const f: Record<string, string | number> = { watch: this.id, event: e.type };
       if (e.type === 'ERROR') f['message'] = e.object.message;

@@ -1,6 +1,7 @@
+import fc from 'fast-check';
 import { produce } from 'immer';
 import { describe, expect, it } from 'vitest';
-import { isKubeError, type KubeError, type Pod } from '../src/index.ts';
+import { isKubeError, objectKey, type ApiServer, type KubeError, type Pod, type Selector } from '../src/index.ts';
 import { podInput, runPod, setup } from './helpers.ts';
 
 function caught(f: () => unknown): KubeError {
@@ -296,5 +297,116 @@ describe('api server: services, nodes, binding', () => {
     const p: Pod = runPod(api, api.create('Pod', podInput('web-0', { nodeName: 'n1' })), '198.18.0.7');
     expect(p.status.podIP).toBe('198.18.0.7');
     expect(p.status.conditions).toEqual([{ type: 'Ready', status: 'True' }]);
+  });
+});
+
+describe('api server: list index', () => {
+  const NAMESPACES = ['default', 'other'];
+  const NAMES = ['a', 'b', 'c', 'd', 'e'];
+  const NODES = ['n1', 'n2', 'n3'];
+  type Op =
+    | { readonly op: 'create'; readonly ns: string; readonly name: string; readonly node: string | undefined; readonly app: string }
+    | { readonly op: 'bind'; readonly ns: string; readonly name: string; readonly node: string }
+    | { readonly op: 'delete'; readonly ns: string; readonly name: string; readonly grace: number | undefined }
+    | { readonly op: 'relabel'; readonly ns: string; readonly name: string; readonly app: string }
+    | { readonly op: 'advance'; readonly ms: number };
+  const ns = fc.constantFrom(...NAMESPACES);
+  const name = fc.constantFrom(...NAMES);
+  const node = fc.constantFrom(...NODES);
+  const app = fc.constantFrom('x', 'y');
+  const opArb: fc.Arbitrary<Op> = fc.oneof(
+    { weight: 5, arbitrary: fc.record({ op: fc.constant('create' as const), ns, name, node: fc.option(node, { nil: undefined }), app }) },
+    { weight: 2, arbitrary: fc.record({ op: fc.constant('bind' as const), ns, name, node }) },
+    { weight: 3, arbitrary: fc.record({ op: fc.constant('delete' as const), ns, name, grace: fc.option(fc.integer({ min: 0, max: 2 }), { nil: undefined }) }) },
+    { weight: 2, arbitrary: fc.record({ op: fc.constant('relabel' as const), ns, name, app }) },
+    { weight: 1, arbitrary: fc.record({ op: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 3000 }) }) },
+  );
+  const SELECTORS: readonly Selector[] = [
+    {},
+    { namespace: 'default' },
+    { labels: { app: 'x' } },
+    { nodeName: '' },
+    { nodeName: 'nowhere' },
+    ...NODES.flatMap((n) => [{ nodeName: n }, { nodeName: n, namespace: 'other' }, { nodeName: n, labels: { app: 'y' } }]),
+  ];
+
+  /** What a list must return, computed without any index: every Pod looked up by name, sorted, filtered. */
+  function fullScan(api: ApiServer, sel: Selector): string[] {
+    const all: Pod[] = [];
+    for (const n of NAMESPACES) for (const m of NAMES) {
+      const p = api.find('Pod', n, m);
+      if (p !== undefined) all.push(p);
+    }
+    return all
+      .filter((p) => (sel.namespace === undefined || p.metadata.namespace === sel.namespace) && (sel.nodeName === undefined || p.spec.nodeName === sel.nodeName))
+      .filter((p) => Object.entries(sel.labels ?? {}).every(([k, v]) => p.metadata.labels[k] === v))
+      .map((p) => `${objectKey(p)}@${p.metadata.resourceVersion}`)
+      .sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+  }
+
+  function apply(api: ApiServer, o: Op, advance: (ms: number) => void): void {
+    try {
+      switch (o.op) {
+        case 'create':
+          api.create('Pod', podInput(o.name, { namespace: o.ns, labels: { app: o.app }, grace: 1, ...(o.node !== undefined ? { nodeName: o.node } : {}) }));
+          return;
+        case 'bind':
+          api.bind(o.ns, o.name, o.node);
+          return;
+        case 'delete':
+          api.delete('Pod', o.ns, o.name, o.grace !== undefined ? { gracePeriodSeconds: o.grace } : {});
+          return;
+        case 'relabel':
+          api.patch('Pod', o.ns, o.name, { metadata: { labels: { app: o.app } } });
+          return;
+        case 'advance':
+          advance(o.ms);
+          return;
+      }
+    } catch (e) {
+      // NotFound, AlreadyExists, Conflict: the operation was refused and changed nothing.
+      if (!isKubeError(e)) throw e;
+    }
+  }
+
+  it('should list exactly what a full scan finds, for every selector, under random writes', () => {
+    fc.assert(
+      fc.property(fc.array(opArb, { maxLength: 40 }), (ops) => {
+        const { api, sched } = setup();
+        for (const o of ops) {
+          apply(api, o, (ms) => sched.advance(ms));
+          for (const sel of SELECTORS) {
+            const got = api.list('Pod', sel).items.map((p) => `${objectKey(p)}@${p.metadata.resourceVersion}`);
+            expect(got).toEqual(fullScan(api, sel));
+          }
+        }
+      }),
+      { seed: 20261129, numRuns: 150 },
+    );
+  });
+
+  it('should start a watch from "0" with exactly the Pods a full scan selects, in key order', () => {
+    fc.assert(
+      fc.property(fc.array(opArb, { maxLength: 30 }), node, (ops, n) => {
+        const { api, sched } = setup();
+        for (const o of ops) apply(api, o, (ms) => sched.advance(ms));
+        const seen: string[] = [];
+        api.watch('Pod', { resourceVersion: '0', nodeName: n }, (e) => {
+          if (e.type === 'ADDED') seen.push(`${objectKey(e.object)}@${e.object.metadata.resourceVersion}`);
+        });
+        sched.advance(0);
+        expect(seen).toEqual(fullScan(api, { nodeName: n }));
+      }),
+      { seed: 7, numRuns: 100 },
+    );
+  });
+
+  it('should hand out list results a caller may modify without affecting the next list', () => {
+    const { api } = setup();
+    api.create('Pod', podInput('a', { nodeName: 'n1' }));
+    api.create('Pod', podInput('b', { nodeName: 'n1' }));
+    const first = api.list('Pod', { nodeName: 'n1' }).items as Pod[];
+    first.reverse();
+    expect(api.list('Pod', { nodeName: 'n1' }).items.map((p) => p.metadata.name)).toEqual(['a', 'b']);
   });
 });

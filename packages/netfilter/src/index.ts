@@ -52,7 +52,7 @@ export type {
 } from './evalTypes.ts';
 export { compile, type CompileOptions, type CompiledRuleset } from './compile.ts';
 export { evaluateHook, evaluateTable, HOOK_TABLES, MAX_CHAIN_LEVEL, rewriteToRangeStart } from './evaluate.ts';
-export { createEvalState, probabilityThreshold31, seededRandom31, STATISTIC_SCALE } from './statistic.ts';
+export { createEvalState, probabilityThreshold31, seededRandom31, splitmix32, STATISTIC_SCALE } from './statistic.ts';
 export { ipsetLookup, type IpSetLookup } from './ipset.ts';
 export {
   cidr,

@@ -29,8 +29,15 @@ export function createEvalState(): EvalState {
   return { nthCounters: new WeakMap<Rule, number>() };
 }
 
-/** splitmix32: spreads a small seed over 32 well-mixed bits (one step per call). */
-function splitmix32(state: { x: number }): number {
+/**
+ * splitmix32: spreads a small seed over 32 well-mixed bits (one step per call). Exported so every
+ * seeded generator in netsim fills its state the same way (`@netsim/sim`'s `Prng` does).
+ *
+ * @example
+ * const mix = { x: seed | 0 };
+ * const state = [splitmix32(mix), splitmix32(mix), splitmix32(mix), splitmix32(mix) | 1];
+ */
+export function splitmix32(state: { x: number }): number {
   state.x = (state.x + 0x9e3779b9) | 0;
   let z = state.x;
   z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);

@@ -122,6 +122,45 @@ export interface ProcessHandle {
  */
 export type ContextFactory<C extends ProcessContext> = (base: ProcessContext, proc: ProcessHandle) => C;
 
+/**
+ * A process's context. A class, so that the live `stopping` getter sits on a shared prototype:
+ * an object literal with a getter gets a hidden class of its own (allocated in V8's old
+ * generation) that holds the getter, and with it the whole world, until a full collection.
+ */
+class BaseContext implements ProcessContext {
+  readonly node: string;
+  readonly agent: string;
+  readonly incarnation: number;
+  readonly log: Logger;
+  readonly now: ProcessContext['now'];
+  readonly sleep: ProcessContext['sleep'];
+  readonly go: ProcessContext['go'];
+  readonly after: ProcessContext['after'];
+  readonly every: ProcessContext['every'];
+  readonly done: ProcessContext['done'];
+  readonly yield: ProcessContext['yield'];
+  readonly #proc: Process;
+
+  constructor(proc: Process, m: Omit<ProcessContext, 'stopping'>) {
+    this.#proc = proc;
+    this.node = m.node;
+    this.agent = m.agent;
+    this.incarnation = m.incarnation;
+    this.log = m.log;
+    this.now = m.now;
+    this.sleep = m.sleep;
+    this.go = m.go;
+    this.after = m.after;
+    this.every = m.every;
+    this.done = m.done;
+    this.yield = m.yield;
+  }
+
+  get stopping(): boolean {
+    return this.#proc.stopping;
+  }
+}
+
 class Process implements ProcessHandle {
   readonly agent: Agent;
   readonly incarnation: number;
@@ -298,7 +337,7 @@ export class Agent<C extends ProcessContext = ProcessContext> {
       if (!Number.isSafeInteger(ms) || ms < 0) throw new SimError('invalid-argument', `${agent}: sleep(${String(ms)}): the delay must be a non-negative integer of milliseconds`);
       return engine.call({ kind: 'timer', label: `${agent} sleep ${ms}ms`, delayMs: ms }, () => undefined);
     };
-    return {
+    return new BaseContext(proc, {
       node: this.node,
       agent,
       incarnation: proc.incarnation,
@@ -327,15 +366,12 @@ export class Agent<C extends ProcessContext = ProcessContext> {
           },
         };
       },
-      get stopping() {
-        return proc.stopping;
-      },
       done: () => {
         if (proc.stopping) return engine.call({ kind: 'timer', label: `${agent} SIGTERM already delivered` }, () => undefined);
         const w = engine.park<undefined>({ kind: 'lifecycle', label: `${agent} wakes on SIGTERM` });
         proc.doneWaiters.push(() => w.wake(undefined));
         return w.promise;
       },
-    };
+    });
   }
 }

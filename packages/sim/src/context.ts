@@ -296,13 +296,66 @@ export function buildControllerContext(base: ProcessContext, proc: ProcessHandle
     throw new SimError('invalid-argument', `kubeLatencyMs must be a non-negative integer, got ${String(deps.kubeLatencyMs)}`);
   }
 
-  // The base context is the prototype, so its live getters (`stopping`) stay live.
-  return Object.assign(Object.create(base) as object, {
+  return new WorldContext(base, {
     nodeInfo: deps.nodeInfo,
     iptables: deps.iptables,
     conntrack: deps.conntrack ?? createConntrackHandle({ engine, node: deps.nodeInfo.name, agent, table: () => undefined }),
     kube,
     informers,
     workqueue,
-  }) as ControllerContext;
+  });
+}
+
+/**
+ * A controller context: the process context's members plus the world's services; `stopping`
+ * stays live by reading the process context. (Not `Object.create(base)`: making each run's base
+ * context a prototype gives it a hidden class of its own in V8's old generation, which keeps the
+ * run's world reachable until a full collection.)
+ */
+class WorldContext implements ControllerContext {
+  readonly node: string;
+  readonly agent: string;
+  readonly incarnation: number;
+  readonly log: ProcessContext['log'];
+  readonly now: ProcessContext['now'];
+  readonly sleep: ProcessContext['sleep'];
+  readonly go: ProcessContext['go'];
+  readonly after: ProcessContext['after'];
+  readonly every: ProcessContext['every'];
+  readonly done: ProcessContext['done'];
+  readonly yield: ProcessContext['yield'];
+  readonly nodeInfo: NodeInfo;
+  readonly iptables: IptablesHandle;
+  readonly conntrack: ControllerContext['conntrack'];
+  readonly kube: KubeClient;
+  readonly informers: Informers;
+  readonly workqueue: ControllerContext['workqueue'];
+  readonly #base: ProcessContext;
+
+  constructor(base: ProcessContext, services: Pick<ControllerContext, 'nodeInfo' | 'iptables' | 'conntrack' | 'kube' | 'informers' | 'workqueue'>) {
+    this.#base = base;
+    this.node = base.node;
+    this.agent = base.agent;
+    this.incarnation = base.incarnation;
+    this.log = base.log;
+    /* eslint-disable @typescript-eslint/unbound-method -- the process context's functions are closures over their process that never use `this`, so they may be shared as they are (a controller may also pass them around detached) */
+    this.now = base.now;
+    this.sleep = base.sleep;
+    this.go = base.go;
+    this.after = base.after;
+    this.every = base.every;
+    this.done = base.done;
+    this.yield = base.yield;
+    /* eslint-enable @typescript-eslint/unbound-method */
+    this.nodeInfo = services.nodeInfo;
+    this.iptables = services.iptables;
+    this.conntrack = services.conntrack;
+    this.kube = services.kube;
+    this.informers = services.informers;
+    this.workqueue = services.workqueue;
+  }
+
+  get stopping(): boolean {
+    return this.#base.stopping;
+  }
 }

@@ -245,7 +245,7 @@ export class Engine {
   #wake: (() => void) | null = null;
   #running = false;
   #stop: RunOutcome | null = null;
-  #ownerCounts = new Map<string, number>();
+  readonly #ownerCounts = new Map<string, number>();
   readonly #owners = new Map<string, OwnerRecord>();
   readonly #rechecks = new Set<number>();
 
@@ -674,7 +674,7 @@ export class Engine {
         if (step.timeMs !== this.#instantMs) {
           this.#instantMs = step.timeMs;
           this.#stepsThisInstant = 0;
-          this.#ownerCounts = new Map();
+          this.#ownerCounts.clear();
         }
         this.#stepsThisInstant++;
         if (step.owner !== null) this.#ownerCounts.set(step.owner, (this.#ownerCounts.get(step.owner) ?? 0) + 1);

@@ -8,10 +8,11 @@
  * chain must never be empty once programmed): those are checked strictly, so they catch
  * transient windows, not just end states.
  */
-import type { Rule, TableName } from '@netsim/netfilter';
+import type { Rule, Ruleset, TableName } from '@netsim/netfilter';
+import type { Pod } from '@netsim/kube';
 import type { InvariantResult } from './engine.ts';
 import type { JsonValue } from './json.ts';
-import { describeDnat, dnatRules, isPodLive, podKey, ruleIdentity, type WorldView } from './view.ts';
+import { describeDnat, dnatRules, isPodLive, podKey, ruleIdentity, type DnatRule, type WorldView } from './view.ts';
 import { shortUid } from './render.ts';
 
 /**
@@ -80,6 +81,8 @@ export function settled(
       memo = problems(view);
       return memo;
     };
+    /** The problem list the last check saw: when the memo hands it back unchanged, the keys in `since` are its keys. */
+    let lastChecked: readonly Problem[] | undefined;
     return {
       name,
       check(view) {
@@ -88,16 +91,21 @@ export function settled(
         const current = compute(view);
         if (current.length === 0) {
           if (since.size > 0) since.clear();
+          lastChecked = current;
           return undefined;
         }
-        const seen = new Set<string>();
+        // The same list as at the last check has the same keys, all already in `since` (and
+        // nothing else): skip the bookkeeping of appearances and disappearances.
+        const same = opts.dependsOnPodsAndRulesOnly === true && current === lastChecked;
+        lastChecked = current;
+        const seen = same ? undefined : new Set<string>();
         let worst: { readonly p: Problem; readonly ageMs: number } | undefined;
         // A problem counts from when it appeared, or from the last disruption if later: a
         // controller is not blamed while a fault keeps it blind, only after it has had the
         // settle time to converge.
         const calm = view.lastDisruptionMs;
         for (const p of current) {
-          seen.add(p.key);
+          seen?.add(p.key);
           let s = since.get(p.key);
           if (s === undefined) {
             s = now;
@@ -108,7 +116,7 @@ export function settled(
           if ((ageMs > settleMs || settleMs === 0) && worst === undefined) worst = { p, ageMs };
           else if (settleMs > 0) view.recheckAt(from + settleMs + 1);
         }
-        if (since.size > seen.size) for (const k of [...since.keys()]) if (!seen.has(k)) since.delete(k);
+        if (seen !== undefined && since.size > seen.size) for (const k of [...since.keys()]) if (!seen.has(k)) since.delete(k);
         if (worst === undefined) return undefined;
         return {
           message: settleMs === 0 ? worst.p.message : `${worst.p.message} (for ${worst.ageMs}ms, longer than the ${settleMs}ms settle time)`,
@@ -116,6 +124,51 @@ export function settled(
         };
       },
     };
+  };
+}
+
+/**
+ * The DNAT rules of chains, remembered per rule array: rule arrays are immutable and a chain keeps
+ * its array until its rules change, so most steps reuse the last answer. One memo per invariant
+ * source, shared by its runs (it holds arrays weakly).
+ */
+function dnatMemo(): (ruleset: Ruleset, table: TableName, chain: string) => readonly DnatRule[] {
+  const memo = new WeakMap<readonly Rule[], { readonly table: TableName; readonly chain: string; readonly dnat: readonly DnatRule[] }>();
+  return (ruleset, table, chain) => {
+    const c = ruleset.tables[table].chains[chain];
+    if (c === undefined) return [];
+    const hit = memo.get(c.rules);
+    // A renamed chain keeps its rule array: the memo holds the name it was computed for.
+    if (hit !== undefined && hit.table === table && hit.chain === chain) return hit.dnat;
+    const dnat = dnatRules(ruleset, table, chain);
+    memo.set(c.rules, { table, chain, dnat });
+    return dnat;
+  };
+}
+
+/** Live Pods by IP (the last one listed wins), and live Pods per node in list order: remembered for the last Pod list. */
+function livePodsMemo(): (pods: readonly Pod[]) => { readonly byIp: ReadonlyMap<string, Pod>; readonly byNode: ReadonlyMap<string, readonly Pod[]> } {
+  let lastPods: readonly Pod[] | undefined;
+  let last: { readonly byIp: ReadonlyMap<string, Pod>; readonly byNode: ReadonlyMap<string, readonly Pod[]> } = { byIp: new Map(), byNode: new Map() };
+  return (pods) => {
+    if (pods === lastPods) return last;
+    const byIp = new Map<string, Pod>();
+    const byNode = new Map<string, Pod[]>();
+    for (const p of pods) {
+      if (!isPodLive(p)) continue;
+      byIp.set(p.status.podIP as string, p);
+      const n = p.spec.nodeName;
+      if (n === undefined) continue;
+      let l = byNode.get(n);
+      if (l === undefined) {
+        l = [];
+        byNode.set(n, l);
+      }
+      l.push(p);
+    }
+    lastPods = pods;
+    last = { byIp, byNode };
+    return last;
   };
 }
 
@@ -134,47 +187,59 @@ export interface NoStaleDnatOptions {
  */
 export function noStaleDnat(opts: NoStaleDnatOptions): () => Invariant {
   const table = opts.table ?? 'nat';
-  return settled(
-    'no stale DNAT',
-    (view) => {
-      const out: Problem[] = [];
-      const byIp = new Map<string, ReturnType<WorldView['pods']>[number]>();
-      for (const p of view.pods()) if (isPodLive(p)) byIp.set(p.status.podIP as string, p);
-      for (const node of view.nodes) {
-        const rs = view.ruleset(node.name);
-        for (const chain of opts.chains) {
-          for (const d of dnatRules(rs, table, chain)) {
-            const where = `DNAT ${describeDnat(d)} in ${chain} on ${node.name}`;
-            const key = `${node.name}|${chain}|${d.dport ?? '*'}|${d.toIp ?? '?'}:${d.toPort ?? '*'}`;
-            const ip = d.toIp;
-            if (ip === undefined) continue;
-            const pod = byIp.get(ip);
-            if (pod !== undefined && pod.spec.nodeName === node.name) {
-              const proto = d.proto === 17 ? 'UDP' : 'TCP';
-              const declared = pod.spec.containers.some((c) => c.ports.some((p) => p.containerPort === d.toPort && p.protocol === proto));
-              if (declared || d.toPort === undefined) continue;
-              out.push({ key, message: `${where} is stale: ${podKey(pod)} has ${ip} but declares no ${proto} port ${d.toPort}`, state: { node: node.name, chain, rule: describeDnat(d), pod: podKey(pod) } });
-              continue;
+  const dnats = dnatMemo();
+  return () => {
+    const live = livePodsMemo();
+    return settled(
+      'no stale DNAT',
+      (view) => {
+        const out: Problem[] = [];
+        const { byIp } = live(view.pods());
+        for (const node of view.nodes) {
+          const rs = view.ruleset(node.name);
+          for (const chain of opts.chains) {
+            for (const d of dnats(rs, table, chain)) {
+              const ip = d.toIp;
+              if (ip === undefined) continue;
+              const pod = byIp.get(ip);
+              if (pod !== undefined && pod.spec.nodeName === node.name) {
+                const proto = d.proto === 17 ? 'UDP' : 'TCP';
+                if (d.toPort === undefined || pod.spec.containers.some((c) => c.ports.some((p) => p.containerPort === d.toPort && p.protocol === proto))) continue;
+                out.push({
+                  key: staleKey(node.name, chain, d),
+                  message: `DNAT ${describeDnat(d)} in ${chain} on ${node.name} is stale: ${podKey(pod)} has ${ip} but declares no ${proto} port ${d.toPort}`,
+                  state: { node: node.name, chain, rule: describeDnat(d), pod: podKey(pod) },
+                });
+                continue;
+              }
+              const owner = view.ipOwner(ip);
+              let why: string;
+              if (pod !== undefined) why = `${ip} is ${podKey(pod)} on ${pod.spec.nodeName ?? '?'}, not on ${node.name}`;
+              else if (owner === undefined) why = `no Pod ever had ${ip}`;
+              else {
+                const now = view.pods().find((p) => podKey(p) === owner.pod);
+                if (now === undefined) why = `${ip} was ${owner.pod} (uid ${shortUid(owner.uid)}), which is gone`;
+                else if (now.metadata.uid !== owner.uid)
+                  why = `${ip} was ${owner.pod} (uid ${shortUid(owner.uid)}) but ${owner.pod} is now ${now.status.podIP ?? 'without an IP'} (uid ${shortUid(now.metadata.uid)})`;
+                else why = `${ip} was ${owner.pod} (uid ${shortUid(owner.uid)}), which ${now.metadata.deletionTimestamp !== undefined ? 'is terminating' : `is now ${now.status.podIP ?? 'without an IP'}`}`;
+              }
+              out.push({
+                key: staleKey(node.name, chain, d),
+                message: `DNAT ${describeDnat(d)} in ${chain} on ${node.name} is stale: ${why}`,
+                state: { node: node.name, chain, index: d.index, rule: describeDnat(d), ...(owner !== undefined ? { formerOwner: owner.pod, formerUid: owner.uid } : {}) },
+              });
             }
-            const owner = view.ipOwner(ip);
-            let why: string;
-            if (pod !== undefined) why = `${ip} is ${podKey(pod)} on ${pod.spec.nodeName ?? '?'}, not on ${node.name}`;
-            else if (owner === undefined) why = `no Pod ever had ${ip}`;
-            else {
-              const now = view.pods().find((p) => podKey(p) === owner.pod);
-              if (now === undefined) why = `${ip} was ${owner.pod} (uid ${shortUid(owner.uid)}), which is gone`;
-              else if (now.metadata.uid !== owner.uid)
-                why = `${ip} was ${owner.pod} (uid ${shortUid(owner.uid)}) but ${owner.pod} is now ${now.status.podIP ?? 'without an IP'} (uid ${shortUid(now.metadata.uid)})`;
-              else why = `${ip} was ${owner.pod} (uid ${shortUid(owner.uid)}), which ${now.metadata.deletionTimestamp !== undefined ? 'is terminating' : `is now ${now.status.podIP ?? 'without an IP'}`}`;
-            }
-            out.push({ key, message: `${where} is stale: ${why}`, state: { node: node.name, chain, index: d.index, rule: describeDnat(d), ...(owner !== undefined ? { formerOwner: owner.pod, formerUid: owner.uid } : {}) } });
           }
         }
-      }
-      return out;
-    },
-    { ...(opts.settleMs !== undefined ? { settleMs: opts.settleMs } : {}), dependsOnPodsAndRulesOnly: true },
-  );
+        return out;
+      },
+      { ...(opts.settleMs !== undefined ? { settleMs: opts.settleMs } : {}), dependsOnPodsAndRulesOnly: true },
+    )();
+  };
+}
+
+function staleKey(node: string, chain: string, d: DnatRule): string {
+  return `${node}|${chain}|${d.dport ?? '*'}|${d.toIp ?? '?'}:${d.toPort ?? '*'}`;
 }
 
 // ---- chain never empty -----------------------------------------------------------------------------
@@ -236,17 +301,20 @@ export interface NoDuplicateRulesOptions {
 /** **No duplicate rules**: no chain holds the same rule twice. */
 export function noDuplicateRules(opts: NoDuplicateRulesOptions = {}): () => Invariant {
   const table = opts.table ?? 'nat';
+  // Rules are immutable and keep their identity across changes to other rules (and across runs
+  // that replay the same commands): canonicalise each once.
+  const ids = new WeakMap<Rule, string>();
+  const idOf = (r: Rule): string => {
+    let id = ids.get(r);
+    if (id === undefined) {
+      id = ruleIdentity(r);
+      ids.set(r, id);
+    }
+    return id;
+  };
   return () => {
-    // Rules are immutable and keep their identity across changes to other rules: canonicalise each once.
-    const ids = new WeakMap<Rule, string>();
-    const idOf = (r: Rule): string => {
-      let id = ids.get(r);
-      if (id === undefined) {
-        id = ruleIdentity(r);
-        ids.set(r, id);
-      }
-      return id;
-    };
+    // A chain's problems depend only on its (immutable) rule array: remember them per node and chain.
+    const lastByChain = new Map<string, { readonly rules: readonly Rule[]; readonly problems: readonly Problem[] }>();
     return settled(
       'no duplicate rules',
       (view) => {
@@ -257,13 +325,22 @@ export function noDuplicateRules(opts: NoDuplicateRulesOptions = {}): () => Inva
           for (const name of names) {
             const chain = t.chains[name];
             if (chain === undefined || chain.rules.length < 2) continue;
+            const where = `${node.name}|${name}`;
+            const hit = lastByChain.get(where);
+            if (hit !== undefined && hit.rules === chain.rules) {
+              for (const p of hit.problems) out.push(p);
+              continue;
+            }
+            const problems: Problem[] = [];
             const seen = new Map<string, number>();
             chain.rules.forEach((r, i) => {
               const id = idOf(r);
               const first = seen.get(id);
               if (first === undefined) seen.set(id, i + 1);
-              else out.push({ key: `${node.name}|${name}|${id}`, message: `${name} on ${node.name} holds the same rule at positions ${first} and ${i + 1}`, state: { node: node.name, chain: name, positions: [first, i + 1] } });
+              else problems.push({ key: `${node.name}|${name}|${id}`, message: `${name} on ${node.name} holds the same rule at positions ${first} and ${i + 1}`, state: { node: node.name, chain: name, positions: [first, i + 1] } });
             });
+            lastByChain.set(where, { rules: chain.rules, problems });
+            for (const p of problems) out.push(p);
           }
         }
         return out;
@@ -312,45 +389,61 @@ function parseMappings(text: string): Mapping[] | string {
  */
 export function annotationsAgreeWithRules(opts: AnnotationsAgreeOptions): () => Invariant {
   const table = opts.table ?? 'nat';
-  return settled(
-    'annotations agree with rules',
-    (view) => {
-      const out: Problem[] = [];
-      for (const node of view.nodes) {
-        const rules = dnatRules(view.ruleset(node.name), table, opts.chain);
-        const claimed = new Set<number>();
-        for (const pod of view.pods()) {
-          if (pod.spec.nodeName !== node.name || !isPodLive(pod)) continue;
-          const text = pod.metadata.annotations[opts.annotation];
-          if (text === undefined) continue;
-          const maps = parseMappings(text);
-          if (typeof maps === 'string') {
-            out.push({ key: `${podKey(pod)}|malformed`, message: `${podKey(pod)}'s ${opts.annotation} annotation ${maps}`, state: { pod: podKey(pod), annotation: text } });
-            continue;
-          }
-          for (const m of maps) {
-            const proto = m.protocol === 'udp' ? 17 : 6;
-            const r = rules.find((d) => d.dport === m.nodePort && d.proto === proto && d.toIp === pod.status.podIP && d.toPort === m.podPort);
-            if (r !== undefined) {
-              claimed.add(r.index);
+  const dnats = dnatMemo();
+  // Annotation texts repeat from step to step (a Pod keeps its annotation while its status
+  // changes) and from run to run: parse each once (a bounded memo of a pure function).
+  const parsed = new Map<string, readonly Mapping[] | string>();
+  const parse = (text: string): readonly Mapping[] | string => {
+    let m = parsed.get(text);
+    if (m === undefined) {
+      if (parsed.size >= 4096) parsed.clear();
+      m = parseMappings(text);
+      parsed.set(text, m);
+    }
+    return m;
+  };
+  return () => {
+    const live = livePodsMemo();
+    return settled(
+      'annotations agree with rules',
+      (view) => {
+        const out: Problem[] = [];
+        const { byNode } = live(view.pods());
+        for (const node of view.nodes) {
+          const rules = dnats(view.ruleset(node.name), table, opts.chain);
+          const claimed = new Set<number>();
+          for (const pod of byNode.get(node.name) ?? []) {
+            const text = pod.metadata.annotations[opts.annotation];
+            if (text === undefined) continue;
+            const maps = parse(text);
+            if (typeof maps === 'string') {
+              out.push({ key: `${podKey(pod)}|malformed`, message: `${podKey(pod)}'s ${opts.annotation} annotation ${maps}`, state: { pod: podKey(pod), annotation: text } });
               continue;
             }
-            out.push({
-              key: `${node.name}|${podKey(pod)}|${m.nodePort}`,
-              message: `${podKey(pod)} publishes node port ${m.nodePort} → ${pod.status.podIP ?? '?'}:${m.podPort}/${m.protocol} but ${opts.chain} on ${node.name} has no such DNAT rule`,
-              state: { node: node.name, pod: podKey(pod), mapping: { ...m }, rules: rules.map(describeDnat) },
-            });
+            for (const m of maps) {
+              const proto = m.protocol === 'udp' ? 17 : 6;
+              const r = rules.find((d) => d.dport === m.nodePort && d.proto === proto && d.toIp === pod.status.podIP && d.toPort === m.podPort);
+              if (r !== undefined) {
+                claimed.add(r.index);
+                continue;
+              }
+              out.push({
+                key: `${node.name}|${podKey(pod)}|${m.nodePort}`,
+                message: `${podKey(pod)} publishes node port ${m.nodePort} → ${pod.status.podIP ?? '?'}:${m.podPort}/${m.protocol} but ${opts.chain} on ${node.name} has no such DNAT rule`,
+                state: { node: node.name, pod: podKey(pod), mapping: { ...m }, rules: rules.map(describeDnat) },
+              });
+            }
+          }
+          for (const d of rules) {
+            if (claimed.has(d.index)) continue;
+            out.push({ key: `${node.name}|unclaimed|${d.dport ?? '*'}|${d.toIp ?? '?'}:${d.toPort ?? '*'}`, message: `DNAT ${describeDnat(d)} in ${opts.chain} on ${node.name} is published by no Pod annotation`, state: { node: node.name, rule: describeDnat(d) } });
           }
         }
-        for (const d of rules) {
-          if (claimed.has(d.index)) continue;
-          out.push({ key: `${node.name}|unclaimed|${d.dport ?? '*'}|${d.toIp ?? '?'}:${d.toPort ?? '*'}`, message: `DNAT ${describeDnat(d)} in ${opts.chain} on ${node.name} is published by no Pod annotation`, state: { node: node.name, rule: describeDnat(d) } });
-        }
-      }
-      return out;
-    },
-    { ...(opts.settleMs !== undefined ? { settleMs: opts.settleMs } : {}), dependsOnPodsAndRulesOnly: true },
-  );
+        return out;
+      },
+      { ...(opts.settleMs !== undefined ? { settleMs: opts.settleMs } : {}), dependsOnPodsAndRulesOnly: true },
+    )();
+  };
 }
 
 // ---- probes succeed ----------------------------------------------------------------------------------

@@ -151,9 +151,12 @@ export class EventQueue {
 
   /** Remove and return the ready step at `index` (0 = oldest). */
   take(index: number): QueuedStep {
-    const s = this.#ready[index];
-    assert(s !== undefined, `take(${index}) out of ${this.#ready.length} ready`);
-    this.#ready.splice(index, 1);
+    const r = this.#ready;
+    const s = r[index];
+    assert(s !== undefined, `take(${index}) out of ${r.length} ready`);
+    // In place, keeping the order (splice would allocate the array of removed steps).
+    for (let i = index + 1; i < r.length; i++) r[i - 1] = r[i] as QueuedStep;
+    r.length--;
     this.#live--;
     s.taken = true;
     return s;

@@ -7,19 +7,24 @@ import {
   ApiServer,
   EndpointSliceController,
   Kubelet,
+  alreadyExistsMessage,
   isKubeError,
+  notFoundMessage,
   type Informer,
   type IpamPolicy,
   type Kind,
   type KubeObject,
   type KubeTraceEvent,
+  type KubeTraceSink,
+  type KubeTraceType,
   type ObjectOf,
   type Pod,
   type PodInput,
+  type Service,
   type ServiceInput,
 } from '@netsim/kube';
 import { freshRuleset, type Ruleset } from '@netsim/netfilter';
-import { Agent, type AgentOptions, type Controller } from './agent.ts';
+import { Agent, type AgentOptions, type AgentState, type Controller } from './agent.ts';
 import { buildControllerContext, createConntrackHandle, type ControllerContext } from './context.ts';
 import { Engine, type Bounds, type RunOutcome, type ScheduleOptions, type Task, type Finding } from './engine.ts';
 import { SimError } from './errors.ts';
@@ -82,6 +87,9 @@ interface NodeState {
 
 const DEFAULT_NAMESPACE = 'default';
 
+/** The kube trace events the world acts on (sandboxes for the data plane, relists and backoffs as disruptions). */
+const WORLD_KUBE_EVENTS: readonly KubeTraceType[] = ['kube.kubelet', 'kube.ipam', 'kube.reflector.list', 'kube.reflector.backoff'];
+
 function podInput(p: PodSpec): PodInput {
   return {
     metadata: { name: p.name, namespace: p.namespace ?? DEFAULT_NAMESPACE, labels: { ...(p.labels ?? {}) } },
@@ -114,6 +122,65 @@ function specOfPod(p: Pod): PodSpec {
     ports: p.spec.containers.flatMap((c) => c.ports.map((x) => ({ port: x.containerPort, protocol: x.protocol === 'UDP' ? ('UDP' as const) : ('TCP' as const), ...(x.name !== undefined ? { name: x.name } : {}) }))),
     terminationGracePeriodSeconds: p.spec.terminationGracePeriodSeconds,
   };
+}
+
+/** Where a {@link LiveView} reads the world. */
+interface ViewSource extends Omit<WorldView, 'nowMs' | 'lastDisruptionMs' | 'nodes' | 'settleMs'> {
+  nowMs(): number;
+  lastDisruptionMs(): number;
+}
+
+/**
+ * The world's read-only view. A class, not an object literal with getters: such a literal gets a
+ * hidden class of its own per evaluation, allocated in V8's old generation, and that hidden class
+ * holds the getters, so every run's world would stay reachable until the next full collection.
+ */
+class LiveView implements WorldView {
+  readonly nodes: readonly NodeInfo[];
+  readonly settleMs: number;
+  readonly #src: ViewSource;
+
+  constructor(nodes: readonly NodeInfo[], settleMs: number, src: ViewSource) {
+    this.nodes = nodes;
+    this.settleMs = settleMs;
+    this.#src = src;
+  }
+
+  get nowMs(): number {
+    return this.#src.nowMs();
+  }
+
+  get lastDisruptionMs(): number {
+    return this.#src.lastDisruptionMs();
+  }
+
+  ruleset(node: string): Ruleset {
+    return this.#src.ruleset(node);
+  }
+
+  pods(): readonly Pod[] {
+    return this.#src.pods();
+  }
+
+  services(): readonly Service[] {
+    return this.#src.services();
+  }
+
+  agentState(node: string): AgentState {
+    return this.#src.agentState(node);
+  }
+
+  probes(): readonly ProbeRecord[] {
+    return this.#src.probes();
+  }
+
+  ipOwner(ip: string): IpOwner | undefined {
+    return this.#src.ipOwner(ip);
+  }
+
+  recheckAt(atMs: number): void {
+    this.#src.recheckAt(atMs);
+  }
 }
 
 /**
@@ -161,7 +228,7 @@ export class World {
     this.settleMs = opts.settleMs ?? 3000;
     if (!Number.isSafeInteger(this.settleMs) || this.settleMs < 0) throw new SimError('invalid-argument', `settleMs must be a non-negative integer, got ${String(this.settleMs)}`);
     const ids = new SeededIds(engine.streams.ids);
-    const kubeTrace = (e: KubeTraceEvent): void => {
+    const onKubeEvent = (e: KubeTraceEvent): void => {
       // Pod sandboxes come and go with the kubelet: so do their network namespaces.
       if (this.#datapath !== undefined) this.#followSandboxes(e);
       // A relist is when a controller that was blind (a watch gap, a reset) learns the truth: the
@@ -171,6 +238,8 @@ export class World {
       if (e.type === 'kube.reflector.backoff') this.#disruptedUntil(e.at + Number(e.fields['delayMs']));
       engine.trace.record(engine.step, e.at, e.type, e.fields);
     };
+    // With the trace off the world needs only the events it acts on: kube skips building the rest.
+    const kubeTrace: KubeTraceSink = engine.trace.enabled ? onKubeEvent : Object.assign(onKubeEvent, { only: new Set(WORLD_KUBE_EVENTS) });
     this.api = new ApiServer({
       runtime: { scheduler: engine, random: engine.streams.kube, ids: { next: () => ids.next('uid') } },
       trace: kubeTrace,
@@ -178,8 +247,9 @@ export class World {
     });
     const api = this.api;
 
-    // Who had each Pod IP, for messages about stale rules.
+    // Who had each Pod IP, for messages about stale rules; and the view's lists go stale.
     api.onChange((c) => {
+      this.#listCache.delete(c.kind);
       if (c.kind !== 'Pod') return;
       const p = c.object as Pod;
       const ip = p.status.podIP;
@@ -261,25 +331,17 @@ export class World {
     const nodes = [...this.#nodes.values()].map((s) => s.info);
     const owners = this.#owners;
     const probeResults = this.#probeResults;
-    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the view reads live world state through this reference
-    const world = this;
-    this.view = {
-      get nowMs() {
-        return engine.now();
-      },
-      nodes,
-      settleMs: this.settleMs,
-      get lastDisruptionMs() {
-        return world.#currentLastDisruption();
-      },
-      ruleset: (node) => world.#node(node).rules.get(),
-      pods: () => world.#listCached('Pod'),
-      services: () => world.#listCached('Service'),
-      agentState: (node) => world.#node(node).agent?.state ?? 'down',
+    this.view = new LiveView(nodes, this.settleMs, {
+      nowMs: () => engine.now(),
+      lastDisruptionMs: () => this.#currentLastDisruption(),
+      ruleset: (node) => this.#node(node).rules.get(),
+      pods: () => this.#listCached('Pod'),
+      services: () => this.#listCached('Service'),
+      agentState: (node) => this.#node(node).agent?.state ?? 'down',
       probes: () => [...probeResults.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
       ipOwner: (ip) => owners.get(ip),
       recheckAt: (atMs) => engine.recheckAt(atMs),
-    };
+    });
     for (const src of opts.invariants ?? []) {
       const inv = instantiate(src);
       engine.addInvariant(inv.name, () => inv.check(this.view));
@@ -412,11 +474,17 @@ export class World {
     switch (action.kind) {
       case 'pod.create':
         emit('world.pod.create', { pod: `${ns(action.pod.namespace)}/${action.pod.name}`, node: action.pod.node, ports: action.pod.ports.map((p) => `${p.port}/${p.protocol}`).join(',') });
-        tolerate('pod.create', () => api.create('Pod', podInput(action.pod)));
+        // Generated timelines often create a Pod that exists: say so without raising (and
+        // capturing the stack of) the API server's error. Its name was valid when it was created,
+        // so AlreadyExists is exactly what the server would answer.
+        if (api.find('Pod', ns(action.pod.namespace), action.pod.name) !== undefined) emit('world.action-skipped', { action: 'pod.create', reason: alreadyExistsMessage('Pod', action.pod.name) });
+        else tolerate('pod.create', () => api.create('Pod', podInput(action.pod)));
         return;
       case 'pod.delete':
         emit('world.pod.delete', { pod: `${ns(action.namespace)}/${action.name}`, ...(action.graceSeconds !== undefined ? { graceSeconds: action.graceSeconds } : {}) });
-        tolerate('pod.delete', () => api.delete('Pod', ns(action.namespace), action.name, action.graceSeconds !== undefined ? { gracePeriodSeconds: action.graceSeconds } : {}));
+        // Likewise a delete of a Pod that is gone: NotFound is the server's first check.
+        if (api.find('Pod', ns(action.namespace), action.name) === undefined) emit('world.action-skipped', { action: 'pod.delete', reason: notFoundMessage('Pod', action.name) });
+        else tolerate('pod.delete', () => api.delete('Pod', ns(action.namespace), action.name, action.graceSeconds !== undefined ? { gracePeriodSeconds: action.graceSeconds } : {}));
         return;
       case 'pod.recreate': {
         const cur = api.find('Pod', ns(action.namespace), action.name);
@@ -538,15 +606,15 @@ export class World {
     return this.engine.run({ untilMs });
   }
 
-  readonly #listCache = new Map<Kind, { readonly rv: string; readonly items: readonly KubeObject[] }>();
+  /** The view's lists, per kind, dropped by the API server's next write of that kind. */
+  readonly #listCache = new Map<Kind, readonly KubeObject[]>();
 
-  /** The API server's objects of a kind, the same array while nothing was written (checkers compare identities). */
+  /** The API server's objects of a kind, the same array while none of them was written (checkers compare identities). */
   #listCached<K extends 'Pod' | 'Service'>(kind: K): readonly ObjectOf<K>[] {
-    const rv = this.api.resourceVersion();
     const c = this.#listCache.get(kind);
-    if (c !== undefined && c.rv === rv) return c.items as readonly ObjectOf<K>[];
+    if (c !== undefined) return c as readonly ObjectOf<K>[];
     const items = this.api.list(kind).items;
-    this.#listCache.set(kind, { rv, items });
+    this.#listCache.set(kind, items);
     return items;
   }
 

@@ -176,7 +176,7 @@ describe('Engine: trace', () => {
     };
     const a = await run(3);
     expect(await run(3)).toBe(a);
-    expect(a.split('\n')[0]).toBe('{"step":1,"t":0,"type":"sim.step","kind":"x","label":"s6","ready":3,"pick":2}');
+    expect(a.split('\n')[0]).toBe('{"step":1,"t":0,"type":"sim.step","kind":"x","label":"s0","ready":3,"pick":0}');
     const others = new Set<string>();
     for (let s = 0; s < 6; s++) others.add(await run(s));
     expect(others.size).toBeGreaterThan(1);

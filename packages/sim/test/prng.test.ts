@@ -18,6 +18,30 @@ describe('Prng', () => {
     expect(xs).not.toEqual(ys);
   });
 
+  it('should make neighbouring small seeds diverge on the very first draw', () => {
+    // Unmixed xoroshiro128+ seeding gave 4294967295, 4294967294, 4294967293 … for seeds 0, 1, 2:
+    // near-maximal and nearly equal, so fuzz runs seeded seed + i started alike.
+    const firsts = Array.from({ length: 16 }, (_, seed) => new Prng(seed).uint32());
+    expect(new Set(firsts).size).toBe(16);
+    // Spread over the range, not bunched near 2^32: about half fall in each half.
+    const low = firsts.filter((x) => x < 2 ** 31).length;
+    expect(low).toBeGreaterThanOrEqual(3);
+    expect(low).toBeLessThanOrEqual(13);
+    // Neighbours differ in many bits, not in the last few.
+    for (let i = 1; i < firsts.length; i++) {
+      let diff = ((firsts[i] as number) ^ (firsts[i - 1] as number)) >>> 0;
+      let bits = 0;
+      while (diff !== 0) {
+        bits += diff & 1;
+        diff >>>= 1;
+      }
+      expect(bits).toBeGreaterThanOrEqual(6);
+    }
+    // The same holds for every derived stream: a first tie-break among 2 differs across seeds 1..16.
+    const picks = Array.from({ length: 16 }, (_, i) => deriveStreams(i + 1).schedule.int(2));
+    expect(new Set(picks).size).toBe(2);
+  });
+
   it('should stay within [0, max) and hit every value of a small range', () => {
     const r = new Prng(7);
     const seen = new Set<number>();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { World, renderTrace, story, toJsonLines, type Action } from '../src/index.ts';
+import { World, renderTrace, story, toJsonLines, type Action, type Controller, type ControllerContext } from '../src/index.ts';
 import { SEEN_IP, annotator } from './fixtures/annotator.ts';
 
 const pod = (name: string, node = 'node-1'): Action => ({ kind: 'pod.create', pod: { name, node, labels: { app: 'web' }, ports: [{ port: 8080, protocol: 'TCP' }] } });
@@ -72,6 +72,33 @@ describe('World', () => {
     const exits = world.events.filter((e) => e.type === 'agent.exit').map((e) => `${JSON.stringify(e['reason'])}@${e.t}`);
     expect(exits).toEqual(['"stopped"@1000']);
     expect(world.agent('node-1').incarnation).toBe(2);
+  });
+
+  it('should keep a context live: stopping turns true at SIGTERM, its functions work detached, and the view follows the clock', async () => {
+    const seen: string[] = [];
+    const controller: Controller<ControllerContext> = {
+      name: 'probe',
+      create: (ctx) => {
+        // eslint-disable-next-line @typescript-eslint/unbound-method -- what the test checks: they are closures, usable detached
+        const { sleep, now } = ctx;
+        return {
+          start: async () => {
+            seen.push(`start#${ctx.incarnation} on ${ctx.nodeInfo.name} stopping=${String(ctx.stopping)}`);
+            await sleep(10);
+            seen.push(`slept to ${now()}`);
+          },
+          stop: () => {
+            seen.push(`stop#${ctx.incarnation} stopping=${String(ctx.stopping)}`);
+          },
+        };
+      },
+    };
+    const world = new World({ seed: 1, cluster: { nodes: [{ name: 'node-1' }] }, controller });
+    world.at(500, { kind: 'agent.restart', node: 'node-1', downMs: 100 });
+    await world.run(1000);
+    expect(seen).toEqual(['start#1 on node-1 stopping=false', 'slept to 10', 'stop#1 stopping=true', 'start#2 on node-1 stopping=false', 'slept to 610']);
+    expect(world.view.nowMs).toBe(1000);
+    expect(world.view.lastDisruptionMs).toBe(600);
   });
 
   it('should report a controller error as a finding by default, and restart the agent under the crash policy', async () => {

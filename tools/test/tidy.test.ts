@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
-import { checkSource, librarySourceFiles, tidy } from '../../../tools/tidy.ts';
+import { checkSource, librarySourceFiles, tidy } from '../tidy.ts';
 
-const root = fileURLToPath(new URL('../../../', import.meta.url));
+const root = fileURLToPath(new URL('../../', import.meta.url));
 
 describe('tidy: determinism ban in library sources', () => {
   it('should find no wall clock, unseeded randomness or real timers in any package src/', () => {

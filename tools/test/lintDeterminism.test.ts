@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ESLint } from 'eslint';
 import { fileURLToPath } from 'node:url';
 
-const root = fileURLToPath(new URL('../../../', import.meta.url));
+const root = fileURLToPath(new URL('../../', import.meta.url));
 
 // ESLint's type-aware setup builds a TypeScript program on first use, which can take many seconds
 // on a loaded 2-core machine; the timeout is a bound on that setup, not a speed assertion.

@@ -1,0 +1,55 @@
+/**
+ * Errors of the scenario format. Every problem in a scenario file names the file, the line and
+ * column of the offending YAML node, the field's path and what was expected.
+ */
+
+/**
+ * - `syntax`: the text is not well-formed YAML;
+ * - `invalid`: the YAML does not fit the scenario schema (a wrong type, an unknown key, a missing key);
+ * - `reference`: a name refers to nothing (an unknown node, Service or invariant) or a time is out of range;
+ * - `io`: the file or directory could not be read.
+ */
+export type ScenarioErrorCode = 'syntax' | 'invalid' | 'reference' | 'io';
+
+/** One problem at one place in a scenario file. */
+export interface ScenarioIssue {
+  readonly file: string;
+  /** 1-based. */
+  readonly line: number;
+  /** 1-based. */
+  readonly column: number;
+  /** The field, as `timeline[2].at` (empty for the document itself). */
+  readonly path: string;
+  readonly message: string;
+}
+
+/** `file:line:column: path: message`, the form editors and terminals link. */
+export function formatIssue(i: ScenarioIssue): string {
+  return `${i.file}:${i.line}:${i.column}: ${i.path === '' ? '' : `${i.path}: `}${i.message}`;
+}
+
+/**
+ * A scenario that cannot be loaded. `message` lists every issue, one per line, sorted by position.
+ *
+ * @example
+ * ```ts
+ * try { loadScenario(text, { file: 'x.yaml' }); }
+ * catch (e) { if (isScenarioError(e)) for (const i of e.issues) console.error(formatIssue(i)); else throw e; }
+ * ```
+ */
+export class ScenarioError extends Error {
+  readonly code: ScenarioErrorCode;
+  readonly issues: readonly ScenarioIssue[];
+
+  constructor(code: ScenarioErrorCode, issues: readonly ScenarioIssue[], message?: string) {
+    super(message ?? issues.map(formatIssue).join('\n'));
+    this.name = 'ScenarioError';
+    this.code = code;
+    this.issues = issues;
+  }
+}
+
+/** Whether `e` is a {@link ScenarioError}. */
+export function isScenarioError(e: unknown): e is ScenarioError {
+  return e instanceof ScenarioError;
+}

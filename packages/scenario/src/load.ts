@@ -1,0 +1,199 @@
+/**
+ * Loading a scenario file: YAML text → schema check → reference check → {@link ScenarioFile}.
+ * Every problem is reported with the file, line and column of the YAML node it concerns, the
+ * field's path and what was expected; all problems of a stage are reported at once.
+ */
+import { readFile } from 'node:fs/promises';
+import * as v from 'valibot';
+import { LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
+import { fromRaw } from './convert.ts';
+import { parseDuration } from './duration.ts';
+import { ScenarioError, type ScenarioIssue } from './errors.ts';
+import { invariantName } from './invariants.ts';
+import type { ScenarioFile } from './model.ts';
+import { ScenarioSchema, type RawScenario } from './schema.ts';
+
+export interface LoadOptions {
+  /** The name errors give the file (default `<scenario>`). */
+  readonly file?: string;
+}
+
+type PathKey = string | number;
+
+/** `timeline[2].at` */
+export function formatPath(path: readonly PathKey[]): string {
+  let out = '';
+  for (const k of path) out += typeof k === 'number' ? `[${k}]` : out === '' ? k : `.${k}`;
+  return out;
+}
+
+/** Where a path points in the document: the value's node, or the key when `atKey`, or the nearest existing parent. */
+function locate(doc: Document, path: readonly PathKey[], atKey: boolean): number {
+  let node: unknown = doc.contents;
+  const start = (n: unknown): number | undefined => (n !== null && typeof n === 'object' && 'range' in n ? (n as { range?: [number, number, number] }).range?.[0] : undefined);
+  let offset = start(node) ?? 0;
+  for (let i = 0; i < path.length; i++) {
+    if (isAlias(node)) node = node.resolve(doc);
+    const k = path[i];
+    if (isMap(node)) {
+      const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === String(k));
+      if (pair === undefined) return offset;
+      const keyAt = start(pair.key) ?? offset;
+      if (i === path.length - 1 && atKey) return keyAt;
+      node = pair.value;
+      offset = start(node) ?? keyAt;
+    } else if (isSeq(node) && typeof k === 'number') {
+      const item: unknown = node.items[k];
+      if (item === undefined) return offset;
+      node = item;
+      offset = start(node) ?? offset;
+    } else {
+      return offset;
+    }
+  }
+  return offset;
+}
+
+function describeValue(x: unknown): string {
+  if (x === null || x === undefined) return 'nothing';
+  if (Array.isArray(x)) return x.length === 0 ? 'an empty list' : `a list of ${x.length}`;
+  if (typeof x === 'object') return 'a mapping';
+  if (typeof x === 'string') return JSON.stringify(x);
+  return typeof x === 'number' || typeof x === 'boolean' ? String(x) : typeof x;
+}
+
+function issueMessage(issue: v.BaseIssue<unknown>): string {
+  const m = issue.message;
+  if (m.startsWith('unknown key') || m.startsWith('missing required key')) return m;
+  if (m.startsWith('expected')) return `${m}, got ${describeValue(issue.input)}`;
+  // A valibot default message: say it our way.
+  return `expected ${issue.expected ?? issue.type}, got ${describeValue(issue.input)}`;
+}
+
+function sortIssues(issues: ScenarioIssue[]): ScenarioIssue[] {
+  const seen = new Set<string>();
+  return issues
+    .filter((i) => {
+      const k = `${i.line}:${i.column}:${i.path}:${i.message}`;
+      if (seen.has(k)) return false;
+      seen.add(k);
+      return true;
+    })
+    .sort((a, b) => a.line - b.line || a.column - b.column);
+}
+
+/**
+ * Load a scenario from YAML text.
+ *
+ * @throws {ScenarioError} `syntax` for malformed YAML, `invalid` for schema problems, `reference` for dangling names and out-of-range times.
+ * @example
+ * ```ts
+ * const file = loadScenario(text, { file: 'scenarios/npl-multi-port-cleanup.yaml' });
+ * const result = await replay(file, { controllers });
+ * ```
+ */
+export function loadScenario(text: string, opts: LoadOptions = {}): ScenarioFile {
+  const file = opts.file ?? '<scenario>';
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  const at = (offset: number, path: readonly PathKey[], message: string): ScenarioIssue => {
+    const pos = lines.linePos(offset);
+    return { file, line: pos.line, column: pos.col, path: formatPath(path), message };
+  };
+  if (doc.errors.length > 0) {
+    throw new ScenarioError(
+      'syntax',
+      sortIssues(doc.errors.map((e) => at(e.pos[0], [], `invalid YAML: ${e.message.split('\n')[0] ?? e.message}`))),
+    );
+  }
+  const data: unknown = doc.toJS({ maxAliasCount: 1000 });
+  const parsed = v.safeParse(ScenarioSchema, data, { abortEarly: false, abortPipeEarly: true });
+  if (!parsed.success) {
+    const issues = parsed.issues.map((issue) => {
+      const path = (issue.path ?? []).map((p) => p.key as PathKey);
+      const unknownKey = issue.message.startsWith('unknown key');
+      return at(locate(doc, path, unknownKey), path, issueMessage(issue));
+    });
+    throw new ScenarioError('invalid', sortIssues(issues));
+  }
+  const raw = parsed.output;
+  const problems = checkReferences(raw);
+  if (problems.length > 0) throw new ScenarioError('reference', sortIssues(problems.map((p) => at(locate(doc, p.path, false), p.path, p.message))));
+  return fromRaw(raw);
+}
+
+/**
+ * Read and load a scenario file.
+ *
+ * @throws {ScenarioError} as {@link loadScenario}, or `io` when the file cannot be read.
+ */
+export async function loadScenarioFile(path: string): Promise<ScenarioFile> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    throw new ScenarioError('io', [{ file: path, line: 1, column: 1, path: '', message: `cannot read the file: ${err.code ?? ''} ${err.message}`.trim() }]);
+  }
+  return loadScenario(text, { file: path });
+}
+
+interface Problem {
+  readonly path: readonly PathKey[];
+  readonly message: string;
+}
+
+/** Names that must refer to something, and times that must fall inside the run. */
+function checkReferences(r: RawScenario): Problem[] {
+  const out: Problem[] = [];
+  const nodes = new Set<string>();
+  r.cluster.nodes.forEach((n, i) => {
+    if (nodes.has(n.name)) out.push({ path: ['cluster', 'nodes', i, 'name'], message: `duplicate node "${n.name}"` });
+    nodes.add(n.name);
+  });
+  const nodeList = [...nodes].join(', ');
+  const node = (path: readonly PathKey[], name: string | undefined): void => {
+    if (name !== undefined && !nodes.has(name)) out.push({ path, message: `unknown node "${name}" (nodes: ${nodeList})` });
+  };
+  const key = (ns: string | undefined, name: string): string => `${ns ?? 'default'}/${name}`;
+  const pods = new Set<string>();
+  (r.cluster.pods ?? []).forEach((p, i) => {
+    node(['cluster', 'pods', i, 'node'], p.node);
+    const k = key(p.namespace, p.name);
+    if (pods.has(k)) out.push({ path: ['cluster', 'pods', i, 'name'], message: `duplicate Pod "${k}"` });
+    pods.add(k);
+  });
+  const services = new Set<string>();
+  (r.cluster.services ?? []).forEach((s, i) => {
+    const k = key(s.namespace, s.name);
+    if (services.has(k)) out.push({ path: ['cluster', 'services', i, 'name'], message: `duplicate Service "${k}"` });
+    services.add(k);
+  });
+  const horizonMs = parseDuration(r.horizon) ?? 0;
+  if (horizonMs < 1) out.push({ path: ['horizon'], message: 'expected a horizon after 0s' });
+  (r.timeline ?? []).forEach((t, i) => {
+    const atMs = parseDuration(t.at) ?? 0;
+    if (atMs > horizonMs) out.push({ path: ['timeline', i, 'at'], message: `${t.at} is after the horizon (${r.horizon})` });
+    if (t.do === 'pod.create') node(['timeline', i, 'pod', 'node'], t.pod.node);
+    if ('node' in t) node(['timeline', i, 'node'], t.node);
+    if (t.do === 'service.create') services.add(key(t.service.namespace, t.service.name));
+  });
+  (r.probes ?? []).forEach((p, i) => {
+    if (p.kind === 'nodeport-health' && !services.has(key(p.namespace, p.service))) {
+      out.push({ path: ['probes', i, 'service'], message: `no Service "${key(p.namespace, p.service)}" in cluster.services or a service.create action` });
+    }
+  });
+  const e = r.expect;
+  if (e.outcome === 'violation') {
+    const names = r.invariants.map((i) => invariantName(i));
+    if (!names.includes(e.invariant)) {
+      out.push({ path: ['expect', 'invariant'], message: `no invariant of this scenario is named "${e.invariant}" (its invariants: ${names.map((n) => `"${n}"`).join(', ') || 'none'})` });
+    }
+  }
+  if (e.outcome !== 'ok' && e.between !== undefined) {
+    const latest = parseDuration(e.between[1]) ?? 0;
+    if (latest > horizonMs) out.push({ path: ['expect', 'between', 1], message: `${e.between[1]} is after the horizon (${r.horizon})` });
+  }
+  if (r.expect.outcome === 'violation' && r.invariants.length === 0) out.push({ path: ['invariants'], message: 'expected at least one invariant when a violation is expected' });
+  return out;
+}

@@ -1,0 +1,109 @@
+/**
+ * Fuzz profiles: for a controller family, which histories to generate and which invariants to
+ * check. `netsim fuzz --controller npl:faulty` looks up the profile of `npl` and writes any
+ * counterexample as a scenario file with these invariants.
+ */
+import { POD_CHURN, RESTARTS, WATCH_FAULTS, controllerProperty, scenarioArbitrary, type ScenarioArbitraryOptions, type SimulationProperty } from '@netsim/check';
+import type { ControllerRegistry, PodSpec, PortSpec, SimScenario } from '@netsim/sim';
+import { buildInvariant } from './invariants.ts';
+import type { InvariantSpec } from './model.ts';
+
+/** What to generate and check for one controller family. */
+export interface FuzzProfile {
+  /** Options of `@netsim/check`'s `scenarioArbitrary`, without the controller (filled in by name). */
+  readonly scenarios: Omit<ScenarioArbitraryOptions, 'controller'>;
+  /** Adjusts each generated scenario (applied inside the arbitrary, so shrinking keeps it). */
+  readonly adjust?: (s: SimScenario) => SimScenario;
+  readonly invariants: readonly InvariantSpec[];
+}
+
+const NPL_PORTS: readonly PortSpec[] = [8080, 8081, 8082].map((port) => ({ port, protocol: 'TCP' as const }));
+
+/**
+ * Antrea programs a rule for every integer targetPort of a selecting Service, declared by the Pod
+ * or not; "no stale DNAT" wants a declared port. Every generated Pod declares all the Service's
+ * target ports, so the profile finds the incident's flaws rather than that difference.
+ */
+function withAllNplPorts(s: SimScenario): SimScenario {
+  const pod = (p: PodSpec): PodSpec => ({ ...p, ports: [...NPL_PORTS] });
+  return {
+    ...s,
+    cluster: { ...s.cluster, ...(s.cluster.pods !== undefined ? { pods: s.cluster.pods.map(pod) } : {}) },
+    timeline: s.timeline.map((t) => (t.action.kind === 'pod.create' ? { ...t, action: { ...t.action, pod: pod(t.action.pod) } } : t)),
+  };
+}
+
+const NPL_ANNOTATION = 'nodeportlocal.antrea.io';
+const NPL_CHAIN = 'ANTREA-NODE-PORT-LOCAL';
+
+/** Profiles of the reference controllers, by the part of the name before `:`. */
+export const FUZZ_PROFILES: { readonly [family: string]: FuzzProfile } = {
+  npl: {
+    scenarios: {
+      cluster: {
+        nodes: { min: 1, max: 2 },
+        initialPods: 2,
+        services: [{ name: 'web', selector: { app: 'web' }, ports: NPL_PORTS.map((p, i) => ({ name: `p${i}`, port: 80 + i, targetPort: p.port, protocol: p.protocol })), annotations: { [`${NPL_ANNOTATION}/enabled`]: 'true' } }],
+      },
+      pods: { poolSize: 3, maxPorts: 1 },
+      timeline: { kinds: [...POD_CHURN, ...WATCH_FAULTS, ...RESTARTS], maxActions: 8 },
+      horizonMs: 20_000,
+      settleMs: 3000,
+    },
+    adjust: withAllNplPorts,
+    invariants: [
+      { kind: 'no-stale-dnat', chains: [NPL_CHAIN] },
+      { kind: 'annotations-agree', annotation: NPL_ANNOTATION, chain: NPL_CHAIN },
+    ],
+  },
+  flannel: {
+    scenarios: {
+      cluster: { nodes: { min: 1, max: 2 }, initialPods: 2 },
+      pods: { poolSize: 3, maxPorts: 1 },
+      timeline: { kinds: [...POD_CHURN, ...RESTARTS], maxActions: 6 },
+      horizonMs: 30_000,
+      settleMs: 3000,
+    },
+    invariants: [{ kind: 'chain-never-empty', chain: 'FLANNEL-POSTRTG', requiredTarget: 'MASQUERADE' }],
+  },
+  'kube-proxy': {
+    scenarios: {
+      cluster: {
+        nodes: { min: 1, max: 2 },
+        initialPods: 2,
+        services: [{ name: 'web', type: 'NodePort', selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP', nodePort: 30080 }] }],
+      },
+      pods: { poolSize: 3, maxPorts: 1, ports: [{ port: 8080, protocol: 'TCP' }] },
+      timeline: { kinds: [...POD_CHURN, ...WATCH_FAULTS, ...RESTARTS], maxActions: 6 },
+      horizonMs: 20_000,
+      settleMs: 3000,
+    },
+    // Probes would fail whenever churn leaves the Service without endpoints, which is no defect;
+    // the rules themselves must stay well-formed.
+    invariants: [{ kind: 'no-duplicate-rules', table: 'nat' }],
+  },
+};
+
+/** The profile for a controller name: an exact entry first, then the family before `:`. */
+export function fuzzProfileFor(controller: string, profiles: { readonly [key: string]: FuzzProfile } = FUZZ_PROFILES): FuzzProfile | undefined {
+  return profiles[controller] ?? profiles[controller.split(':')[0] ?? controller];
+}
+
+/**
+ * The property `netsim fuzz` checks: the profile's histories, run with the named controller,
+ * keep the profile's invariants.
+ *
+ * @example
+ * ```ts
+ * const prop = fuzzProperty('npl:faulty', FUZZ_PROFILES.npl, registry);
+ * const result = await checkProperty(prop, { seed: 1, numRuns: 200 });
+ * ```
+ */
+export function fuzzProperty(controller: string, profile: FuzzProfile, controllers: ControllerRegistry): SimulationProperty<SimScenario> {
+  return controllerProperty({
+    name: `${controller} keeps ${profile.invariants.length === 1 ? 'its invariant' : 'its invariants'}`,
+    scenarios: scenarioArbitrary({ ...profile.scenarios, controller: { name: controller } }).map(profile.adjust ?? ((x) => x)),
+    controllers,
+    invariants: profile.invariants.map(buildInvariant),
+  });
+}

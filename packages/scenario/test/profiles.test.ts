@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { checkProperty } from '@netsim/check';
+import { CONTROLLERS } from '@netsim/controllers';
+import { FUZZ_PROFILES, fuzzProfileFor, fuzzProperty, type FuzzProfile } from '../src/index.ts';
+
+const npl = FUZZ_PROFILES['npl'] as FuzzProfile;
+
+describe('fuzz profiles', () => {
+  it('should find a profile by exact name first, then by the family before ":"', () => {
+    const mine: FuzzProfile = { ...npl, invariants: [] };
+    expect(fuzzProfileFor('npl:faulty')).toBe(npl);
+    expect(fuzzProfileFor('npl:faulty', { ...FUZZ_PROFILES, 'npl:faulty': mine })).toBe(mine);
+    expect(fuzzProfileFor('nope:fixed')).toBeUndefined();
+  });
+
+  it('should catch npl:faulty within the default 100 runs and shrink it to a short history', async () => {
+    const r = await checkProperty(fuzzProperty('npl:faulty', npl, CONTROLLERS), { seed: 1, numRuns: 100 });
+    if (r.ok) throw new Error('expected npl:faulty to be caught');
+    expect(r.deterministic).toBe(true);
+    expect(r.outcome).toMatchObject({ status: 'violation', violation: { invariant: 'no stale DNAT' } });
+    expect(r.scenario.timeline.length).toBeLessThanOrEqual(2);
+  });
+
+  it('should pass npl:fixed over the CI-sized campaign (the 1,000-run one is `pnpm netsim fuzz --controller npl:fixed --runs 1000`)', async () => {
+    expect(await checkProperty(fuzzProperty('npl:fixed', npl, CONTROLLERS), { seed: 1, numRuns: 60 })).toMatchObject({ ok: true, numRuns: 60 });
+  });
+
+  it('should give every generated Pod all the NodePortLocal Service target ports', () => {
+    const s = npl.adjust?.({ format: 'netsim.sim-scenario/v1', seed: 1, cluster: { nodes: [{ name: 'node-1' }], pods: [{ name: 'web-0', node: 'node-1', ports: [{ port: 8081, protocol: 'TCP' }] }] }, controller: { name: 'npl:fixed' }, timeline: [{ atMs: 5, action: { kind: 'pod.create', pod: { name: 'web-1', node: 'node-1', ports: [] } } }], horizonMs: 10, settleMs: 1 });
+    expect(s?.cluster.pods?.[0]?.ports.map((p) => p.port)).toEqual([8080, 8081, 8082]);
+    const a = s?.timeline[0]?.action;
+    expect(a?.kind === 'pod.create' ? a.pod.ports.map((p) => p.port) : []).toEqual([8080, 8081, 8082]);
+  });
+});
