@@ -54,11 +54,28 @@ function jumpTarget(rule: Rule): string | undefined {
 const HOOK_BIT: Readonly<Record<string, number>> = { PREROUTING: 1, INPUT: 2, FORWARD: 4, OUTPUT: 8, POSTROUTING: 16 };
 const ALL_HOOKS = 31;
 
+/**
+ * Hooks of targets netsim keeps verbatim that the kernel limits: CLASSIFY, and TCPMSS's path-MTU
+ * clamping (xt_CLASSIFY's and xt_TCPMSS's checks; checked against 1.8.9, through user chains too).
+ */
+const LATE_HOOKS: readonly Hook[] = ['FORWARD', 'OUTPUT', 'POSTROUTING'];
+
+function unknownTargetHooks(t: Extract<Target, { kind: 'unknown' }>): readonly Hook[] | undefined {
+  if (t.name === 'CLASSIFY') return LATE_HOOKS;
+  if (t.name === 'TCPMSS' && t.args.includes('--clamp-mss-to-pmtu')) return LATE_HOOKS;
+  return undefined;
+}
+
 /** Hooks a rule may run from, when its target or a match limits them. */
 function ruleHooks(rule: Rule): readonly Hook[] | undefined {
-  const kind = rule.target?.kind;
+  const target = rule.target;
+  const kind = target?.kind;
   let hooks: readonly Hook[] | undefined =
-    kind === 'DNAT' || kind === 'SNAT' || kind === 'MASQUERADE' || kind === 'REJECT' ? targetModule(kind)?.hooks : undefined;
+    kind === 'DNAT' || kind === 'SNAT' || kind === 'MASQUERADE' || kind === 'REJECT'
+      ? targetModule(kind)?.hooks
+      : target?.kind === 'unknown'
+        ? unknownTargetHooks(target)
+        : undefined;
   const matches = rule.matches;
   for (let k = 0; k < matches.length; k++) {
     const m = matches[k] as Rule['matches'][number];

@@ -241,7 +241,8 @@ export class FastRuleReader {
         this.next(end);
         m = this.randomStatistic();
       } else return undefined;
-      if (m === undefined || (loaded & bit) !== 0) return undefined;
+      // A bare tcp/udp match goes to the kernel as an xt match, refused with a negated -p.
+      if (m === undefined || (loaded & bit) !== 0 || (protoNegate && (m === this.bareTcp || m === this.bareUdp))) return undefined;
       loaded |= bit;
       if (count === 0) m0 = m;
       else if (count === 1) m1 = m;
