@@ -275,8 +275,13 @@ export class Engine {
   #instantMs = -1;
   #current: Task | null = null;
   #toSettle: Task[] = [];
+  /** The task the engine waits on to park, how to end that wait, and the macrotask that ends it otherwise. */
   #waitingOn: Task | null = null;
-  #wake: (() => void) | null = null;
+  #resolveWait: ((how: 'signal' | 'macrotask') => void) | null = null;
+  #waitHandle: ReturnType<typeof realSetImmediate> | undefined;
+  // Bound once per engine, not a closure per wait.
+  readonly #startWait: (resolve: (how: 'signal' | 'macrotask') => void) => void = this.#beginWait.bind(this);
+  readonly #onMacrotask: () => void = this.#endWait.bind(this, 'macrotask');
   #running = false;
   #stop: RunOutcome | null = null;
   readonly #ownerCounts = new Map<string, number>();
@@ -591,7 +596,7 @@ export class Engine {
 
   #parked(task: Task): void {
     task.parked = true;
-    if (this.#waitingOn === task && this.#wake !== null) this.#wake();
+    if (this.#waitingOn === task && this.#resolveWait !== null) this.#endWait('signal');
   }
 
   #taskFailed(task: Task, e: unknown, kind: FindingKind = 'controller-threw', prefix?: string): void {
@@ -614,21 +619,24 @@ export class Engine {
   /** Wait until `task` is parked or finished; 'macrotask' means it did neither. */
   #waitParked(task: Task): Promise<'signal' | 'macrotask'> {
     if (task.parked || task.inactive) return Promise.resolve('signal');
-    return new Promise((resolve) => {
-      this.#waitingOn = task;
-      // tidy-allow: the one allowed macrotask: a task that neither parks nor ends before it fires awaited something outside the simulation.
-      const handle = realSetImmediate(() => {
-        this.#waitingOn = null;
-        this.#wake = null;
-        resolve('macrotask');
-      });
-      this.#wake = () => {
-        realClearImmediate(handle);
-        this.#waitingOn = null;
-        this.#wake = null;
-        resolve('signal');
-      };
-    });
+    this.#waitingOn = task;
+    return new Promise(this.#startWait);
+  }
+
+  #beginWait(resolve: (how: 'signal' | 'macrotask') => void): void {
+    this.#resolveWait = resolve;
+    // tidy-allow: the one allowed macrotask: a task that neither parks nor ends before it fires awaited something outside the simulation.
+    this.#waitHandle = realSetImmediate(this.#onMacrotask);
+  }
+
+  /** The waited-on task parked or ended ('signal'), or a macrotask came first. */
+  #endWait(how: 'signal' | 'macrotask'): void {
+    const resolve = this.#resolveWait;
+    if (how === 'signal') realClearImmediate(this.#waitHandle);
+    this.#waitingOn = null;
+    this.#resolveWait = null;
+    this.#waitHandle = undefined;
+    resolve?.(how);
   }
 
   async #settle(): Promise<void> {
