@@ -315,18 +315,32 @@ export class Informer<K extends Kind> {
       listOrder: opts.listOrder ?? 'random',
       watchDelayMs: checkMs(opts.watchDelayMs ?? 0, 'watchDelayMs'),
       trace: this.trace,
-      onQueued: () => this.kick(),
-      resyncPeriodMs: () => this.resyncCheckPeriodMs,
-      shouldResync: () => this.shouldResync(),
+      // Bound methods, not named arrows: some TypeScript runners (tsx's keepNames) pay a
+      // defineProperty for every named arrow, at every informer built.
+      onQueued: this.kick.bind(this),
+      resyncPeriodMs: this.currentResyncPeriodMs.bind(this),
+      shouldResync: this.shouldResync.bind(this),
     });
     const cache = this.cache;
     const random = this.random;
     this.lister = {
-      get: (namespace, name) => cache.map.get(keyOf(namespace, name)),
-      getByKey: (key) => cache.map.get(key),
-      list: () => shuffleInPlace([...cache.map.values()], random),
-      keys: () => [...cache.map.keys()].sort(),
+      get(namespace, name) {
+        return cache.map.get(keyOf(namespace, name));
+      },
+      getByKey(key) {
+        return cache.map.get(key);
+      },
+      list() {
+        return shuffleInPlace([...cache.map.values()], random);
+      },
+      keys() {
+        return [...cache.map.keys()].sort();
+      },
     };
+  }
+
+  private currentResyncPeriodMs(): number {
+    return this.resyncCheckPeriodMs;
   }
 
   /**

@@ -323,34 +323,47 @@ export class Agent<C extends ProcessContext = ProcessContext> {
   #baseContext(proc: Process): ProcessContext {
     const engine = this.#engine;
     const agent = this.name;
-    const spawn = (name: string, delayMs: number, fn: () => unknown): void => {
-      if (!proc.live) return;
-      const task = engine.newTask(proc.owner, name);
+    // Methods that use no `this` (they work detached), not named arrows: some TypeScript runners
+    // (tsx's keepNames) pay a defineProperty for every named arrow, at every process start.
+    const h = {
+      spawn(this: void, name: string, delayMs: number, fn: () => unknown): void {
+        if (!proc.live) return;
+        const task = engine.newTask(proc.owner, name);
         engine.after(delayMs, { kind: 'task', label: `${agent} ${name}`, owner: proc.owner }, () => {
-        engine.activate(task, fn);
-      });
+          engine.activate(task, fn);
+        });
+      },
+      log(this: void, level: LogLevel): (msg: string, fields?: JsonObject) => void {
+        return (msg, fields) => {
+          engine.emit('agent.log', { agent, level, msg, ...(fields !== undefined ? { fields } : {}) });
+        };
+      },
+      sleep(this: void, ms: number): Promise<void> {
+        if (!Number.isSafeInteger(ms) || ms < 0) throw new SimError('invalid-argument', `${agent}: sleep(${String(ms)}): the delay must be a non-negative integer of milliseconds`);
+        return engine.call({ kind: 'timer', label: `${agent} sleep ${ms}ms`, delayMs: ms }, () => undefined);
+      },
     };
-    const log = (level: LogLevel) => (msg: string, fields?: JsonObject) => {
-      engine.emit('agent.log', { agent, level, msg, ...(fields !== undefined ? { fields } : {}) });
-    };
-    const sleep = (ms: number): Promise<void> => {
-      if (!Number.isSafeInteger(ms) || ms < 0) throw new SimError('invalid-argument', `${agent}: sleep(${String(ms)}): the delay must be a non-negative integer of milliseconds`);
-      return engine.call({ kind: 'timer', label: `${agent} sleep ${ms}ms`, delayMs: ms }, () => undefined);
-    };
+    const { spawn, log, sleep } = h;
     return new BaseContext(proc, {
       node: this.node,
       agent,
       incarnation: proc.incarnation,
       log: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') },
-      now: () => engine.now(),
+      now(): number {
+        return engine.now();
+      },
       sleep,
-      yield: () => engine.call({ kind: 'timer', label: `${agent} yield` }, () => undefined),
-      go: (name, fn) => spawn(name, 0, fn),
-      after: (delayMs, name, fn) => {
+      yield(): Promise<void> {
+        return engine.call({ kind: 'timer', label: `${agent} yield` }, () => undefined);
+      },
+      go(name, fn) {
+        spawn(name, 0, fn);
+      },
+      after(delayMs, name, fn) {
         if (!Number.isSafeInteger(delayMs) || delayMs < 0) throw new SimError('invalid-argument', `${agent}: after(${String(delayMs)}): the delay must be a non-negative integer`);
         spawn(name, delayMs, fn);
       },
-      every: (periodMs, name, fn, opts) => {
+      every(periodMs, name, fn, opts) {
         if (!Number.isSafeInteger(periodMs) || periodMs < 1) throw new SimError('invalid-argument', `${agent}: every(${String(periodMs)}): the period must be a positive integer of milliseconds`);
         let stopped = false;
         spawn(name, opts?.firstDelayMs ?? 0, async () => {
@@ -361,12 +374,12 @@ export class Agent<C extends ProcessContext = ProcessContext> {
           }
         });
         return {
-          stop: () => {
+          stop(): void {
             stopped = true;
           },
         };
       },
-      done: () => {
+      done() {
         if (proc.stopping) return engine.call({ kind: 'timer', label: `${agent} SIGTERM already delivered` }, () => undefined);
         const w = engine.park<undefined>({ kind: 'lifecycle', label: `${agent} wakes on SIGTERM` });
         proc.doneWaiters.push(() => w.wake(undefined));

@@ -8,6 +8,7 @@ import {
   Informer,
   WorkQueue,
   type ApiServer,
+  type DeleteArg,
   type DeleteOptions,
   type HandlerOptions,
   type HandlerRegistration,
@@ -125,12 +126,13 @@ export function createConntrackHandle(args: {
   const latencyMs = args.latencyMs ?? 1;
   if (!Number.isSafeInteger(latencyMs) || latencyMs < 0) throw new SimError('invalid-argument', `conntrack handle for ${agent}: latencyMs must be a non-negative integer`);
   return {
-    run: (argv) =>
-      engine.call({ kind: 'conntrack', label: `${agent} conntrack ${argv.join(' ')}`, delayMs: latencyMs }, () => {
+    run(argv) {
+      return engine.call({ kind: 'conntrack', label: `${agent} conntrack ${argv.join(' ')}`, delayMs: latencyMs }, () => {
         const r = conntrackCommand(args.table() ?? new ConntrackTable(), argv, engine.now());
         engine.emit('conntrack.exec', { node, agent, argv: ['conntrack', ...argv].join(' '), exit: r.exitCode, ...(r.stderr !== '' ? { stderr: r.stderr } : {}) });
         return r;
-      }),
+      });
+    },
   };
 }
 
@@ -182,9 +184,12 @@ export function buildControllerContext(base: ProcessContext, proc: ProcessHandle
   };
 
   const kubeLatencyMs = deps.kubeLatencyMs;
-  function request<T>(label: string, fn: () => T): Promise<T> {
-    return engine.call({ kind: 'kube-client', label: `${agent} ${label}`, delayMs: kubeLatencyMs }, fn);
-  }
+  const h = {
+    request<T>(this: void, label: string, fn: () => T): Promise<T> {
+      return engine.call({ kind: 'kube-client', label: `${agent} ${label}`, delayMs: kubeLatencyMs }, fn);
+    },
+  };
+  const request = h.request;
 
   const kube: KubeClient = {
     get(kind, namespace, name) {
@@ -216,48 +221,137 @@ export function buildControllerContext(base: ProcessContext, proc: ProcessHandle
     for (const inf of created.values()) inf.stop();
   });
 
-  const informerFor = <K extends Kind>(kind: K, req: InformerRequest = {}): InformerHandle<K> => {
-    const sel = req.selector ?? {};
-    const id = `${kind}|${JSON.stringify(sel)}|${req.resyncPeriodMs ?? 0}`;
-    let inf = created.get(id) as Informer<K> | undefined;
-    if (inf === undefined) {
-      inf = new Informer(api, kind, {
-        queueMode: deps.queueMode,
-        name: `${agent}/${kind.toLowerCase()}s`,
-        selector: sel,
-        resyncPeriodMs: req.resyncPeriodMs ?? 0,
-        scheduler,
-        random: deps.random,
-        trace: deps.kubeTrace,
+  // Methods that use no `this`, not named arrows (see above).
+  const inner = {
+    informerFor<K extends Kind>(this: void, kind: K, req: InformerRequest = {}): InformerHandle<K> {
+      const sel = req.selector ?? {};
+      const id = `${kind}|${JSON.stringify(sel)}|${req.resyncPeriodMs ?? 0}`;
+      let inf = created.get(id) as Informer<K> | undefined;
+      if (inf === undefined) {
+        inf = new Informer(api, kind, {
+          queueMode: deps.queueMode,
+          name: `${agent}/${kind.toLowerCase()}s`,
+          selector: sel,
+          resyncPeriodMs: req.resyncPeriodMs ?? 0,
+          scheduler,
+          random: deps.random,
+          trace: deps.kubeTrace,
+        });
+        created.set(id, inf as unknown as Informer<Kind>);
+        deps.onInformer(inf as unknown as Informer<Kind>);
+        if (started) inf.run();
+      }
+      const informer = inf;
+      return {
+        kind,
+        lister: informer.lister,
+        hasSynced(): boolean {
+          return informer.hasSynced();
+        },
+        addEventHandler(handler, opts) {
+          // Each handler call runs as its own task of this process, inside the informer's delivery step.
+          const label = kind.toLowerCase();
+          const r = {
+            run(this: void, name: string, fn: () => unknown): void {
+              if (!proc.alive()) return;
+              engine.activate(engine.newTask(owner, `${label} ${name}`), fn);
+            },
+          };
+          const run = r.run;
+          return informer.addEventHandler(
+            {
+              ...(handler.onAdd !== undefined
+                ? {
+                    onAdd(obj: ObjectOf<K>, initial: boolean): void {
+                      run('onAdd', () => handler.onAdd?.(obj, initial));
+                    },
+                  }
+                : {}),
+              ...(handler.onUpdate !== undefined
+                ? {
+                    onUpdate(o: ObjectOf<K>, n: ObjectOf<K>): void {
+                      run('onUpdate', () => handler.onUpdate?.(o, n));
+                    },
+                  }
+                : {}),
+              ...(handler.onDelete !== undefined
+                ? {
+                    onDelete(d: DeleteArg<ObjectOf<K>>): void {
+                      run('onDelete', () => handler.onDelete?.(d));
+                    },
+                  }
+                : {}),
+            },
+            opts,
+          );
+        },
+      };
+    },
+
+    workqueue<T>(this: void, name: string, opts: { readonly rateLimiter?: RateLimiter<T> } = {}): AsyncWorkQueue<T> {
+      const q = new WorkQueue<T>({ scheduler, name: `${agent}/${name}`, ...(opts.rateLimiter !== undefined ? { rateLimiter: opts.rateLimiter } : {}) });
+      const sleepers: (() => void)[] = [];
+      q.onReady(() => {
+        // Wake every blocked worker; each retries in its own step and the losers wait again, which is
+        // what goroutines blocked on the queue's condition variable do after a Broadcast.
+        for (const wake of sleepers.splice(0)) wake();
       });
-      created.set(id, inf as unknown as Informer<Kind>);
-      deps.onInformer(inf as unknown as Informer<Kind>);
-      if (started) inf.run();
-    }
-    const informer = inf;
-    return {
-      kind,
-      lister: informer.lister,
-      hasSynced(): boolean {
-        return informer.hasSynced();
-      },
-      addEventHandler(handler, opts) {
-        // Each handler call runs as its own task of this process, inside the informer's delivery step.
-        const run = (name: string, fn: () => unknown): void => {
-          if (!proc.alive()) return;
-          engine.activate(engine.newTask(owner, `${kind.toLowerCase()} ${name}`), fn);
-        };
-        return informer.addEventHandler(
-          {
-            ...(handler.onAdd !== undefined ? { onAdd: (obj, initial) => run('onAdd', () => handler.onAdd?.(obj, initial)) } : {}),
-            ...(handler.onUpdate !== undefined ? { onUpdate: (o, n) => run('onUpdate', () => handler.onUpdate?.(o, n)) } : {}),
-            ...(handler.onDelete !== undefined ? { onDelete: (d) => run('onDelete', () => handler.onDelete?.(d)) } : {}),
-          },
-          opts,
-        );
-      },
-    };
+      proc.onExit(() => {
+        sleepers.length = 0;
+      });
+      const g = {
+        tryGet(this: void): { readonly item: T } | 'shutdown' | 'empty' {
+          const item = q.get();
+          if (item !== undefined) return { item };
+          return q.shuttingDown() ? 'shutdown' : 'empty';
+        },
+      };
+      const tryGet = g.tryGet;
+      const getSpec = { kind: 'workqueue', label: `${agent} ${name}.Get` } as const;
+      const wakeSpec = { kind: 'workqueue', label: `${agent} ${name}.Get wakes` } as const;
+      return {
+        add(item) {
+          q.add(item);
+        },
+        addAfter(item, delayMs) {
+          q.addAfter(item, delayMs);
+        },
+        addRateLimited(item) {
+          q.addRateLimited(item);
+        },
+        forget(item) {
+          q.forget(item);
+        },
+        done(item) {
+          q.done(item);
+        },
+        numRequeues(item) {
+          return q.numRequeues(item);
+        },
+        len() {
+          return q.len();
+        },
+        shutDown() {
+          q.shutDown();
+        },
+        shuttingDown() {
+          return q.shuttingDown();
+        },
+        async get() {
+          for (;;) {
+            const r = await engine.call(getSpec, tryGet);
+            if (r === 'shutdown') return undefined;
+            if (r !== 'empty') return r.item;
+            const w = engine.park<undefined>(wakeSpec);
+            sleepers.push(() => w.wake(undefined));
+            await w.promise;
+          }
+        },
+      };
+    },
   };
+  const informerFor = inner.informerFor;
+  const workqueue = inner.workqueue;
 
   const informers: Informers = {
     pods(req) {
@@ -284,65 +378,6 @@ export function buildControllerContext(base: ProcessContext, proc: ProcessHandle
         await base.sleep(100);
       }
     },
-  };
-
-  const workqueue = <T>(name: string, opts: { readonly rateLimiter?: RateLimiter<T> } = {}): AsyncWorkQueue<T> => {
-    const q = new WorkQueue<T>({ scheduler, name: `${agent}/${name}`, ...(opts.rateLimiter !== undefined ? { rateLimiter: opts.rateLimiter } : {}) });
-    const sleepers: (() => void)[] = [];
-    q.onReady(() => {
-      // Wake every blocked worker; each retries in its own step and the losers wait again, which is
-      // what goroutines blocked on the queue's condition variable do after a Broadcast.
-      for (const wake of sleepers.splice(0)) wake();
-    });
-    proc.onExit(() => {
-      sleepers.length = 0;
-    });
-    const tryGet = (): { readonly item: T } | 'shutdown' | 'empty' => {
-      const item = q.get();
-      if (item !== undefined) return { item };
-      return q.shuttingDown() ? 'shutdown' : 'empty';
-    };
-    const getSpec = { kind: 'workqueue', label: `${agent} ${name}.Get` } as const;
-    const wakeSpec = { kind: 'workqueue', label: `${agent} ${name}.Get wakes` } as const;
-    return {
-      add(item) {
-        q.add(item);
-      },
-      addAfter(item, delayMs) {
-        q.addAfter(item, delayMs);
-      },
-      addRateLimited(item) {
-        q.addRateLimited(item);
-      },
-      forget(item) {
-        q.forget(item);
-      },
-      done(item) {
-        q.done(item);
-      },
-      numRequeues(item) {
-        return q.numRequeues(item);
-      },
-      len() {
-        return q.len();
-      },
-      shutDown() {
-        q.shutDown();
-      },
-      shuttingDown() {
-        return q.shuttingDown();
-      },
-      async get() {
-        for (;;) {
-          const r = await engine.call(getSpec, tryGet);
-          if (r === 'shutdown') return undefined;
-          if (r !== 'empty') return r.item;
-          const w = engine.park<undefined>(wakeSpec);
-          sleepers.push(() => w.wake(undefined));
-          await w.promise;
-        }
-      },
-    };
   };
 
   if (!Number.isSafeInteger(deps.kubeLatencyMs) || deps.kubeLatencyMs < 0) {

@@ -179,23 +179,43 @@ export class Task {
   }
 }
 
+/** What a pending call needs of its engine when its promise is awaited. */
+interface AwaitHooks {
+  current(): Task | null;
+  parked(task: Task): void;
+}
+
 /** One world call in flight: its task, its promise and how to settle it. */
 class PendingCall<T> {
   readonly task: Task;
   readonly label: string;
   readonly promise: WorldPromise<T>;
+  readonly #hooks: AwaitHooks;
   subscribed = false;
   settled = false;
   resolve!: (v: T) => void;
   reject!: (e: unknown) => void;
 
-  constructor(task: Task, label: string) {
+  constructor(task: Task, label: string, hooks: AwaitHooks) {
     this.task = task;
     this.label = label;
+    this.#hooks = hooks;
     this.promise = new WorldPromise<T>((res, rej) => {
       this.resolve = res;
       this.reject = rej;
     });
+    this.promise.call = this;
+  }
+
+  /** Someone awaits (or chains on) the call's promise: the task has parked on it, if it is the one running. */
+  awaited(): void {
+    const task = this.task;
+    if (this.settled || task.inactive) return;
+    if (!this.subscribed) {
+      this.subscribed = true;
+      task.subscribed++;
+    }
+    if (this.#hooks.current() === task) this.#hooks.parked(task);
   }
 }
 
@@ -208,14 +228,15 @@ class WorldPromise<T> extends Promise<T> {
     return Promise;
   }
 
-  onAwait: (() => void) | undefined;
+  /** The call to tell when the promise is awaited (none once its failure was reported unawaited). */
+  call: { awaited(): void } | undefined;
 
   override then<R1 = T, R2 = never>(
     onfulfilled?: ((value: T) => R1 | PromiseLike<R1>) | null,
     onrejected?: ((reason: unknown) => R2 | PromiseLike<R2>) | null,
   ): Promise<R1 | R2> {
-    const f = this.onAwait;
-    if (f !== undefined) f();
+    const c = this.call;
+    if (c !== undefined) c.awaited();
     return super.then(onfulfilled, onrejected);
   }
 }
@@ -254,12 +275,30 @@ export class Engine {
   #instantMs = -1;
   #current: Task | null = null;
   #toSettle: Task[] = [];
+  /** The task the engine waits on to park, how to end that wait, and the macrotask that ends it otherwise. */
   #waitingOn: Task | null = null;
-  #wake: (() => void) | null = null;
+  #resolveWait: ((how: 'signal' | 'macrotask') => void) | null = null;
+  #waitHandle: ReturnType<typeof realSetImmediate> | undefined;
+  // Bound once per engine, not a closure per wait.
+  readonly #startWait: (resolve: (how: 'signal' | 'macrotask') => void) => void = this.#beginWait.bind(this);
+  readonly #onMacrotask: () => void = this.#endWait.bind(this, 'macrotask');
   #running = false;
   #stop: RunOutcome | null = null;
   readonly #ownerCounts = new Map<string, number>();
   readonly #owners = new Map<string, OwnerRecord>();
+  /** What pending calls ask when their promise is awaited (one object per engine, not a closure per call). */
+  readonly #awaitHooks: AwaitHooks = Engine.#hooksOf(this);
+
+  static #hooksOf(e: Engine): AwaitHooks {
+    return {
+      current() {
+        return e.#current;
+      },
+      parked(task) {
+        e.#parked(task);
+      },
+    };
+  }
   readonly #rechecks = new Set<number>();
 
   constructor(opts: EngineOptions) {
@@ -499,16 +538,7 @@ export class Engine {
         `world call "${label}" made outside a controller task: world calls are made by controller code the simulator runs (start, handlers, workers, timers), not from outside a step`,
       );
     }
-    const c = new PendingCall<T>(task, label);
-    c.promise.onAwait = () => {
-      if (c.settled || task.inactive) return;
-      if (!c.subscribed) {
-        c.subscribed = true;
-        task.subscribed++;
-      }
-      if (this.#current === task) this.#parked(task);
-    };
-    return c;
+    return new PendingCall<T>(task, label, this.#awaitHooks);
   }
 
   /** Run a world call's effect now (its step) and settle its promise with the value or error. */
@@ -527,7 +557,7 @@ export class Engine {
     } catch (e) {
       if (!c.subscribed) {
         // Keep Node from raising a process-level unhandled rejection: report it as a finding.
-        c.promise.onAwait = undefined;
+        c.promise.call = undefined;
         void c.promise.then(undefined, () => undefined);
         c.reject(e);
         this.#taskFailed(task, e, 'unhandled-rejection', `world call "${c.label}" failed and nothing awaited it`);
@@ -566,7 +596,7 @@ export class Engine {
 
   #parked(task: Task): void {
     task.parked = true;
-    if (this.#waitingOn === task && this.#wake !== null) this.#wake();
+    if (this.#waitingOn === task && this.#resolveWait !== null) this.#endWait('signal');
   }
 
   #taskFailed(task: Task, e: unknown, kind: FindingKind = 'controller-threw', prefix?: string): void {
@@ -589,21 +619,24 @@ export class Engine {
   /** Wait until `task` is parked or finished; 'macrotask' means it did neither. */
   #waitParked(task: Task): Promise<'signal' | 'macrotask'> {
     if (task.parked || task.inactive) return Promise.resolve('signal');
-    return new Promise((resolve) => {
-      this.#waitingOn = task;
-      // tidy-allow: the one allowed macrotask: a task that neither parks nor ends before it fires awaited something outside the simulation.
-      const handle = realSetImmediate(() => {
-        this.#waitingOn = null;
-        this.#wake = null;
-        resolve('macrotask');
-      });
-      this.#wake = () => {
-        realClearImmediate(handle);
-        this.#waitingOn = null;
-        this.#wake = null;
-        resolve('signal');
-      };
-    });
+    this.#waitingOn = task;
+    return new Promise(this.#startWait);
+  }
+
+  #beginWait(resolve: (how: 'signal' | 'macrotask') => void): void {
+    this.#resolveWait = resolve;
+    // tidy-allow: the one allowed macrotask: a task that neither parks nor ends before it fires awaited something outside the simulation.
+    this.#waitHandle = realSetImmediate(this.#onMacrotask);
+  }
+
+  /** The waited-on task parked or ended ('signal'), or a macrotask came first. */
+  #endWait(how: 'signal' | 'macrotask'): void {
+    const resolve = this.#resolveWait;
+    if (how === 'signal') realClearImmediate(this.#waitHandle);
+    this.#waitingOn = null;
+    this.#resolveWait = null;
+    this.#waitHandle = undefined;
+    resolve?.(how);
   }
 
   async #settle(): Promise<void> {

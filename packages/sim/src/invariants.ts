@@ -69,18 +69,23 @@ export function settled(
     let memoPods: unknown = undefined;
     let memoRules: unknown[] = [];
     let memo: readonly Problem[] = [];
-    const compute = (view: WorldView): readonly Problem[] => {
-      if (opts.dependsOnPodsAndRulesOnly !== true) return problems(view);
-      const pods = view.pods();
-      const nodes = view.nodes;
-      let same = pods === memoPods && nodes.length === memoRules.length;
-      for (let i = 0; same && i < nodes.length; i++) same = view.ruleset((nodes[i] as { readonly name: string }).name) === memoRules[i];
-      if (same) return memo;
-      memoPods = pods;
-      memoRules = nodes.map((n) => view.ruleset(n.name));
-      memo = problems(view);
-      return memo;
+    // A method, not a named arrow: some TypeScript runners (tsx's keepNames) pay a defineProperty
+    // for every named arrow, here once per invariant and run.
+    const h = {
+      compute(this: void, view: WorldView): readonly Problem[] {
+        if (opts.dependsOnPodsAndRulesOnly !== true) return problems(view);
+        const pods = view.pods();
+        const nodes = view.nodes;
+        let same = pods === memoPods && nodes.length === memoRules.length;
+        for (let i = 0; same && i < nodes.length; i++) same = view.ruleset((nodes[i] as { readonly name: string }).name) === memoRules[i];
+        if (same) return memo;
+        memoPods = pods;
+        memoRules = nodes.map((n) => view.ruleset(n.name));
+        memo = problems(view);
+        return memo;
+      },
     };
+    const compute = h.compute;
     /** The problem list the last check saw: when the memo hands it back unchanged, the keys in `since` are its keys. */
     let lastChecked: readonly Problem[] | undefined;
     return {

@@ -188,97 +188,106 @@ export function createIptablesHandle(args: {
   }
   const waitArgs: readonly string[] = lockWait === 'forever' ? ['--wait'] : lockWait === 'no' ? [] : ['--wait', String(lockWait.seconds)];
 
-  const delay = (base: number): number => base + (engine.now() < faults.slowUntilMs ? faults.slowExtraMs : 0);
+  // Methods that use no `this` (they work detached), not named arrows: some TypeScript runners
+  // (tsx's keepNames) pay a defineProperty for every named arrow, at every process start.
+  const h = {
+    delay(this: void, base: number): number {
+      return base + (engine.now() < faults.slowUntilMs ? faults.slowExtraMs : 0);
+    },
 
-  /** One attempt of one process, run as the effect of a step. */
-  const attempt = (program: Program, body: () => RawResult): Attempt => {
-    if (engine.now() < faults.lockHeldUntilMs) {
-      if (lockWait === 'no') {
-        return { kind: 'done', result: { stdout: '', stderr: XTABLES_LOCK_NO_WAIT, exitCode: EXIT_RESOURCE } };
-      }
-      return { kind: 'locked', untilMs: faults.lockHeldUntilMs };
-    }
-    if (faults.resourceFailures > 0) {
-      faults.resourceFailures--;
-      const stderr = program === 'iptables' ? RESOURCE_PROBLEM : `${program}: Resource temporarily unavailable.\n`;
-      return { kind: 'done', result: { stdout: '', stderr, exitCode: EXIT_RESOURCE } };
-    }
-    return { kind: 'done', result: body() };
-  };
-
-  /** Run one process to completion: lock waits become sleeps on the simulated clock. */
-  const process = async (program: Program, argv: readonly string[], body: () => RawResult, stdin?: string): Promise<RawResult> => {
-    // iptables-save takes no lock.
-    const shown = program === 'iptables-save' ? [program, ...argv] : [program, ...argv, ...waitArgs];
-    const eventType = program === 'iptables' ? 'iptables.exec' : program === 'iptables-save' ? 'iptables.save' : 'iptables.restore';
-    const label = `${agent} ${shown.join(' ')}`;
-    const startedMs = engine.now();
-    for (;;) {
-      const a = await engine.call({ kind: 'iptables', label, delayMs: delay(program === 'iptables' ? latencyMs : restoreLatencyMs) }, () => {
-        const r = program === 'iptables-save' ? ({ kind: 'done', result: body() } as const) : attempt(program, body);
-        if (!engine.trace.enabled) return r;
-        if (r.kind === 'done') {
-          engine.emit(eventType, {
-            node,
-            agent,
-            argv: shown.join(' '),
-            exit: r.result.exitCode,
-            ...(stdin !== undefined ? { input: stdin } : {}),
-            ...(r.result.stderr !== '' ? { stderr: r.result.stderr } : {}),
-          });
-        } else {
-          engine.emit('iptables.lock-wait', { node, agent, argv: shown.join(' '), untilMs: r.untilMs });
+    /** One attempt of one process, run as the effect of a step. */
+    attempt(this: void, program: Program, body: () => RawResult): Attempt {
+      if (engine.now() < faults.lockHeldUntilMs) {
+        if (lockWait === 'no') {
+          return { kind: 'done', result: { stdout: '', stderr: XTABLES_LOCK_NO_WAIT, exitCode: EXIT_RESOURCE } };
         }
-        return r;
+        return { kind: 'locked', untilMs: faults.lockHeldUntilMs };
+      }
+      if (faults.resourceFailures > 0) {
+        faults.resourceFailures--;
+        const stderr = program === 'iptables' ? RESOURCE_PROBLEM : `${program}: Resource temporarily unavailable.\n`;
+        return { kind: 'done', result: { stdout: '', stderr, exitCode: EXIT_RESOURCE } };
+      }
+      return { kind: 'done', result: body() };
+    },
+
+    /** Run one process to completion: lock waits become sleeps on the simulated clock. */
+    async process(this: void, program: Program, argv: readonly string[], body: () => RawResult, stdin?: string): Promise<RawResult> {
+      // iptables-save takes no lock.
+      const shown = program === 'iptables-save' ? [program, ...argv] : [program, ...argv, ...waitArgs];
+      const eventType = program === 'iptables' ? 'iptables.exec' : program === 'iptables-save' ? 'iptables.save' : 'iptables.restore';
+      const label = `${agent} ${shown.join(' ')}`;
+      const startedMs = engine.now();
+      for (;;) {
+        const a = await engine.call({ kind: 'iptables', label, delayMs: delay(program === 'iptables' ? latencyMs : restoreLatencyMs) }, () => {
+          const r = program === 'iptables-save' ? ({ kind: 'done', result: body() } as const) : attempt(program, body);
+          if (!engine.trace.enabled) return r;
+          if (r.kind === 'done') {
+            engine.emit(eventType, {
+              node,
+              agent,
+              argv: shown.join(' '),
+              exit: r.result.exitCode,
+              ...(stdin !== undefined ? { input: stdin } : {}),
+              ...(r.result.stderr !== '' ? { stderr: r.result.stderr } : {}),
+            });
+          } else {
+            engine.emit('iptables.lock-wait', { node, agent, argv: shown.join(' '), untilMs: r.untilMs });
+          }
+          return r;
+        });
+        if (a.kind === 'done') return a.result;
+        if (typeof lockWait === 'object') {
+          const deadline = startedMs + lockWait.seconds * 1000;
+          if (a.untilMs > deadline) {
+            // The real tool polls until its deadline, then gives up.
+            if (deadline > engine.now()) await engine.call({ kind: 'timer', label: `${label} waits for the xtables lock`, delayMs: deadline - engine.now() }, () => undefined);
+            const stderr = `Another app is currently holding the xtables lock. Stopped waiting after ${lockWait.seconds}s.\n`;
+            await engine.call({ kind: 'iptables', label, delayMs: 0 }, () => {
+              engine.emit(eventType, { node, agent, argv: shown.join(' '), exit: EXIT_RESOURCE, stderr });
+            });
+            return { stdout: '', stderr, exitCode: EXIT_RESOURCE };
+          }
+        }
+        await engine.call({ kind: 'timer', label: `${label} waits for the xtables lock`, delayMs: Math.max(0, a.untilMs - engine.now()) }, () => undefined);
+      }
+    },
+
+    execRaw(this: void, argv: readonly string[]): Promise<RawResult> {
+      return process('iptables', argv, () => {
+        const r = backend.exec(store.get(), argv);
+        store.set(r.ruleset);
+        return { stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode };
       });
-      if (a.kind === 'done') return a.result;
-      if (typeof lockWait === 'object') {
-        const deadline = startedMs + lockWait.seconds * 1000;
-        if (a.untilMs > deadline) {
-          // The real tool polls until its deadline, then gives up.
-          if (deadline > engine.now()) await engine.call({ kind: 'timer', label: `${label} waits for the xtables lock`, delayMs: deadline - engine.now() }, () => undefined);
-          const stderr = `Another app is currently holding the xtables lock. Stopped waiting after ${lockWait.seconds}s.\n`;
-          await engine.call({ kind: 'iptables', label, delayMs: 0 }, () => {
-            engine.emit(eventType, { node, agent, argv: shown.join(' '), exit: EXIT_RESOURCE, stderr });
-          });
-          return { stdout: '', stderr, exitCode: EXIT_RESOURCE };
-        }
-      }
-      await engine.call({ kind: 'timer', label: `${label} waits for the xtables lock`, delayMs: Math.max(0, a.untilMs - engine.now()) }, () => undefined);
-    }
+    },
+
+    async run(this: void, argv: readonly string[]): Promise<string> {
+      const r = await execRaw(argv);
+      if (r.exitCode !== 0) throw new IptablesError(['iptables', ...argv, ...waitArgs], r.exitCode, r.stderr);
+      return r.stdout;
+    },
+
+    /** Exit status 1 means "no" for -C and -S chain; anything else non-zero is an error. */
+    async check(this: void, argv: readonly string[]): Promise<boolean> {
+      const r = await execRaw(argv);
+      if (r.exitCode === 0) return true;
+      if (r.exitCode === 1) return false;
+      throw new IptablesError(['iptables', ...argv, ...waitArgs], r.exitCode, r.stderr);
+    },
+
+    lines(this: void, stdout: string): string[] {
+      const out = stdout.split('\n');
+      if (out.length > 0 && out[out.length - 1] === '') out.pop();
+      return out;
+    },
+
+    exists(this: void, table: string, chain: string, ...rulespec: string[]): Promise<boolean> {
+      return check(['-t', table, '-C', chain, ...rulespec]);
+    },
   };
+  const { delay, attempt, process, execRaw, run, check, lines, exists } = h;
 
-  const execRaw = (argv: readonly string[]): Promise<RawResult> =>
-    process('iptables', argv, () => {
-      const r = backend.exec(store.get(), argv);
-      store.set(r.ruleset);
-      return { stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode };
-    });
-
-  const run = async (argv: readonly string[]): Promise<string> => {
-    const r = await execRaw(argv);
-    if (r.exitCode !== 0) throw new IptablesError(['iptables', ...argv, ...waitArgs], r.exitCode, r.stderr);
-    return r.stdout;
-  };
-
-  /** Exit status 1 means "no" for -C and -S chain; anything else non-zero is an error. */
-  const check = async (argv: readonly string[]): Promise<boolean> => {
-    const r = await execRaw(argv);
-    if (r.exitCode === 0) return true;
-    if (r.exitCode === 1) return false;
-    throw new IptablesError(['iptables', ...argv, ...waitArgs], r.exitCode, r.stderr);
-  };
-
-  const lines = (stdout: string): string[] => {
-    const out = stdout.split('\n');
-    if (out.length > 0 && out[out.length - 1] === '') out.pop();
-    return out;
-  };
-
-  const exists = (table: string, chain: string, ...rulespec: string[]): Promise<boolean> => check(['-t', table, '-C', chain, ...rulespec]);
-
-  // Methods that use no `this` (the handle still works detached), not arrow properties: some
-  // TypeScript runners (tsx's keepNames) pay a defineProperty per named arrow at every start.
+  // Methods that use no `this` (the handle still works detached), not arrow properties.
   return {
     exists,
     async append(table, chain, ...rulespec) {

@@ -42,39 +42,66 @@ export interface NetfilterBackend extends IptablesBackend {
  */
 export function netfilterBackend(): NetfilterBackend {
   const fresh = freshRuleset();
-  // Results hold the rulesets they produced, which are keys of further entries: a chain reachable
-  // from the initial ruleset. Start over past a bound so a long run does not keep every ruleset alive.
-  let execMemo = new WeakMap<Ruleset, Map<string, ExecResult>>();
-  let restoreMemo = new WeakMap<Ruleset, Map<string, ExecResult>>();
-  let entries = 0;
-  const MAX_ENTRIES = 1024;
-  // Long restore inputs (a whole chain of a busy node) rarely repeat and would pin large rulesets.
-  const MAX_MEMO_INPUT = 4096;
-  const memoized = (which: 'exec' | 'restore', ruleset: Ruleset, key: string, run: () => ExecResult): ExecResult => {
-    if (key.length > MAX_MEMO_INPUT) return run();
-    if (entries >= MAX_ENTRIES) {
-      execMemo = new WeakMap();
-      restoreMemo = new WeakMap();
-      entries = 0;
+  const execMemo = new Memo();
+  const restoreMemo = new Memo();
+  // Methods, not named arrows: some TypeScript runners (tsx's keepNames) pay a defineProperty per named arrow.
+  return {
+    initialRuleset() {
+      return fresh;
+    },
+    exec(ruleset, argv) {
+      const key = argv.join('\u0000');
+      return execMemo.get(ruleset, key) ?? execMemo.set(ruleset, key, exec(ruleset, argv));
+    },
+    restore(ruleset, text, flags) {
+      const key = `${flags.noflush ? 'n' : '-'}${flags.counters ? 'c' : '-'}${text}`;
+      return restoreMemo.get(ruleset, key) ?? restoreMemo.set(ruleset, key, restoreOnce(ruleset, text, flags));
+    },
+    save(ruleset, table) {
+      return formatSave(table === undefined ? ruleset : onlyTable(ruleset, table));
+    },
+  };
+}
+
+/** Entries per generation of a {@link Memo}. */
+const GENERATION_ENTRIES = 1024;
+/** Long inputs (a whole restore of a busy node) rarely repeat and would pin large rulesets. */
+const MAX_MEMO_INPUT = 4096;
+
+/**
+ * Results per (ruleset, input), in two generations of bounded size: new results go to the young
+ * one; when it is full it becomes the old one and the previous old one is dropped. A hit in the
+ * old generation moves back to the young one, so the results every run asks for (a controller's
+ * start-up commands on the initial ruleset) survive while one-off results age out. Results hold
+ * the rulesets they produced, which key further entries: the bound keeps that chain finite.
+ */
+class Memo {
+  #young = new WeakMap<Ruleset, Map<string, ExecResult>>();
+  #old = new WeakMap<Ruleset, Map<string, ExecResult>>();
+  #youngEntries = 0;
+
+  get(ruleset: Ruleset, key: string): ExecResult | undefined {
+    const y = this.#young.get(ruleset)?.get(key);
+    if (y !== undefined) return y;
+    const o = this.#old.get(ruleset)?.get(key);
+    if (o !== undefined) this.set(ruleset, key, o);
+    return o;
+  }
+
+  set(ruleset: Ruleset, key: string, result: ExecResult): ExecResult {
+    if (key.length > MAX_MEMO_INPUT) return result;
+    if (this.#youngEntries >= GENERATION_ENTRIES) {
+      this.#old = this.#young;
+      this.#young = new WeakMap();
+      this.#youngEntries = 0;
     }
-    const memo = which === 'exec' ? execMemo : restoreMemo;
-    let m = memo.get(ruleset);
+    let m = this.#young.get(ruleset);
     if (m === undefined) {
       m = new Map();
-      memo.set(ruleset, m);
+      this.#young.set(ruleset, m);
     }
-    let r = m.get(key);
-    if (r === undefined) {
-      r = run();
-      m.set(key, r);
-      entries++;
-    }
-    return r;
-  };
-  return {
-    initialRuleset: () => fresh,
-    exec: (ruleset, argv) => memoized('exec', ruleset, argv.join('\u0000'), () => exec(ruleset, argv)),
-    restore: (ruleset, text, flags) => memoized('restore', ruleset, `${flags.noflush ? 'n' : '-'}${flags.counters ? 'c' : '-'}${text}`, () => restoreOnce(ruleset, text, flags)),
-    save: (ruleset, table) => formatSave(table === undefined ? ruleset : onlyTable(ruleset, table)),
-  };
+    m.set(key, result);
+    this.#youngEntries++;
+    return result;
+  }
 }

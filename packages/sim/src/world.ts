@@ -268,7 +268,7 @@ export class World {
     // With the trace off the world needs only the events it acts on: kube skips building the rest.
     const kubeTrace: KubeTraceSink = engine.trace.enabled ? onKubeEvent : Object.assign(onKubeEvent, { only: new Set(WORLD_KUBE_EVENTS) });
     this.api = new ApiServer({
-      runtime: { scheduler: engine, random: engine.streams.kube, ids: { next: () => ids.next('uid') } },
+      runtime: { scheduler: engine, random: engine.streams.kube, ids: { next() { return ids.next('uid'); } } },
       trace: kubeTrace,
       ...(opts.cluster.nodeCidrMaskSize !== undefined ? { nodeCIDRMaskSize: opts.cluster.nodeCidrMaskSize } : {}),
     });
@@ -292,7 +292,7 @@ export class World {
       const node = api.create('Node', { metadata: { name: n.name }, status: { addresses: [{ type: 'InternalIP', address: ip }] } });
       const podCidr = node.spec.podCIDR ?? '';
       let cell = initial;
-      this.#nodes.set(n.name, { info: { name: n.name, ip, podCidr }, rules: { get: () => cell, set: (r) => (cell = r) }, faults: noIptablesFaults(), informers: new Set(), agent: undefined });
+      this.#nodes.set(n.name, { info: { name: n.name, ip, podCidr }, rules: { get() { return cell; }, set(r) { cell = r; } }, faults: noIptablesFaults(), informers: new Set(), agent: undefined });
       const ipamPolicy = opts.kubelet?.ipamPolicy ?? opts.cluster.ipamPolicy;
       const kubelet = new Kubelet(api, { nodeName: n.name, ...(opts.kubelet ?? {}), ...(ipamPolicy !== undefined ? { ipamPolicy } : {}), trace: kubeTrace });
       kubelet.start();
@@ -311,7 +311,7 @@ export class World {
       this.#datapath = dp;
       for (const st of this.#nodes.values()) {
         const h = dp.host(st.info.name);
-        st.rules = { get: () => h.ruleset, set: (r) => void h.setRuleset(r) };
+        st.rules = { get() { return h.ruleset; }, set(r) { h.setRuleset(r); } };
       }
     }
     new EndpointSliceController(api).start();
@@ -337,7 +337,7 @@ export class World {
               node,
               agent: base.agent,
               backend,
-              store: { get: () => st.rules.get(), set: (r) => st.rules.set(r) },
+              store: { get() { return st.rules.get(); }, set(r) { st.rules.set(r); } },
               faults: st.faults,
               ...(opts.iptables !== undefined ? { options: opts.iptables } : {}),
             });
@@ -352,7 +352,7 @@ export class World {
               random: engine.streams.kube,
               kubeLatencyMs: opts.kubeLatencyMs ?? 1,
               kubeTrace,
-              onInformer: (inf) => {
+              onInformer(inf) {
                 st.informers.add(inf);
                 proc.onExit(() => st.informers.delete(inf));
               },
@@ -366,17 +366,7 @@ export class World {
     const nodes = [...this.#nodes.values()].map((s) => s.info);
     const owners = this.#owners;
     const probeResults = this.#probeResults;
-    this.view = new LiveView(nodes, this.settleMs, {
-      nowMs: () => engine.now(),
-      lastDisruptionMs: () => this.#currentLastDisruption(),
-      ruleset: (node) => this.#node(node).rules.get(),
-      pods: () => this.#listCached('Pod'),
-      services: () => this.#listCached('Service'),
-      agentState: (node) => this.#node(node).agent?.state ?? 'down',
-      probes: () => [...probeResults.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
-      ipOwner: (ip) => owners.get(ip),
-      recheckAt: (atMs) => engine.recheckAt(atMs),
-    });
+    this.view = new LiveView(nodes, this.settleMs, World.#viewSource(this, owners, probeResults));
     for (const src of opts.invariants ?? []) {
       const inv = instantiate(src);
       engine.addInvariant(inv.name, () => inv.check(this.view));
@@ -386,6 +376,43 @@ export class World {
       throw new SimError('invalid-argument', 'probes run through the data plane: do not set datapath: false together with probes');
     }
     for (const spec of probes) this.#scheduleProbe(spec);
+  }
+
+  /**
+   * The view's source: methods (not named arrows, which some TypeScript runners rename with a
+   * defineProperty each, on every world built); `w` is the world it reads.
+   */
+  static #viewSource(w: World, owners: ReadonlyMap<string, IpOwner>, probeResults: ReadonlyMap<string, ProbeRecord>): ViewSource {
+    const engine = w.engine;
+    return {
+      nowMs() {
+        return engine.now();
+      },
+      lastDisruptionMs() {
+        return w.#currentLastDisruption();
+      },
+      ruleset(node) {
+        return w.#node(node).rules.get();
+      },
+      pods() {
+        return w.#listCached('Pod');
+      },
+      services() {
+        return w.#listCached('Service');
+      },
+      agentState(node) {
+        return w.#node(node).agent?.state ?? 'down';
+      },
+      probes() {
+        return [...probeResults.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      },
+      ipOwner(ip) {
+        return owners.get(ip);
+      },
+      recheckAt(atMs) {
+        engine.recheckAt(atMs);
+      },
+    };
   }
 
   /** The data plane, when built. */
