@@ -81,6 +81,12 @@ export const RESTARTS: readonly ActionKind[] = ['agent.crash', 'agent.restart'];
 export const WATCH_FAULTS: readonly ActionKind[] = ['watch.gap', 'watch.reset', 'watch.delay'];
 /** iptables faults. */
 export const IPTABLES_FAULTS: readonly ActionKind[] = ['iptables.lock', 'iptables.fail', 'iptables.restore-fail', 'iptables.slow'];
+/**
+ * Network changes every default data plane accepts: a node's `rp_filter` (0, 1 or 2, all
+ * interfaces) and its `eth0` going down or up. (Address and `host.run` changes depend on the
+ * network a scenario describes: write them by hand.)
+ */
+export const NETWORK_CHANGES: readonly ActionKind[] = ['sysctl.set', 'link.set'];
 
 const DEFAULT_PORTS: readonly PortSpec[] = [8080, 8081, 8082, 8083].map((port) => ({ port, protocol: 'TCP' as const }));
 
@@ -159,6 +165,27 @@ export function actionArbitrary(kinds: readonly ActionKind[], nodes: readonly st
         break;
       case 'iptables.slow':
         arbs.push(fc.record({ node, extraMs: fc.integer({ min: 1, max: 500 }), durationMs: fc.integer({ min: 1, max: 5000 }) }).map((r) => ({ kind, ...r })));
+        break;
+      case 'sysctl.set':
+        arbs.push(fc.record({ host: node, value: fc.constantFrom('0', '1', '2') }).map((r) => ({ kind, host: r.host, key: 'net.ipv4.conf.all.rp_filter', value: r.value })));
+        break;
+      case 'link.set':
+        arbs.push(fc.record({ host: node, state: fc.constantFrom('down' as const, 'up' as const) }).map((r) => ({ kind, host: r.host, iface: 'eth0', state: r.state })));
+        break;
+      case 'workload.scale': {
+        const ports = opts.pods?.ports ?? DEFAULT_PORTS;
+        arbs.push(
+          fc
+            .record({ replicas: fc.integer({ min: 0, max: pool }), nodes: fc.uniqueArray(node, { minLength: 1, maxLength: nodes.length }), port: fc.constantFrom(...ports) })
+            .map((r) => ({ kind, name: 'web', replicas: r.replicas, nodes: r.nodes, labels: { ...(opts.pods?.labels ?? { app: 'web' }) }, ports: [r.port] })),
+        );
+        break;
+      }
+      case 'addr.add':
+      case 'addr.del':
+      case 'route.add':
+      case 'route.del':
+      case 'host.run':
         break;
     }
   }

@@ -17,6 +17,7 @@ export {
 } from './runner.ts';
 export {
   IPTABLES_FAULTS,
+  NETWORK_CHANGES,
   POD_CHURN,
   RESTARTS,
   WATCH_FAULTS,

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { validateScenario, type ActionKind, type SimScenario } from '@netsim/sim';
-import { IPTABLES_FAULTS, POD_CHURN, RESTARTS, WATCH_FAULTS, scenarioArbitrary } from '../src/index.ts';
+import { checkScenarioNetwork, runScenario, validateScenario, type ActionKind, type SimScenario } from '@netsim/sim';
+import { IPTABLES_FAULTS, NETWORK_CHANGES, POD_CHURN, RESTARTS, WATCH_FAULTS, scenarioArbitrary } from '../src/index.ts';
 
 const ALL: ActionKind[] = [...POD_CHURN, ...RESTARTS, ...WATCH_FAULTS, ...IPTABLES_FAULTS];
 
@@ -80,5 +80,25 @@ describe('scenarioArbitrary', () => {
     const [s] = fc.sample(scenarioArbitrary({ controller: { name: 'toy' }, schedule: 'path' }), { seed: 16, numRuns: 1 }) as [SimScenario];
     expect(s.schedule?.whenPathExhausted).toBe('fifo');
     expect(Array.isArray(s.schedule?.path)).toBe(true);
+  });
+});
+
+describe('network changes', () => {
+  const arb = scenarioArbitrary({ controller: { name: 'idle' }, cluster: { nodes: { min: 1, max: 2 } }, timeline: { kinds: NETWORK_CHANGES, maxActions: 6 }, horizonMs: 4000 });
+
+  it('should only generate changes every default data plane accepts', () => {
+    fc.assert(
+      fc.property(arb, (s) => {
+        checkScenarioNetwork(s);
+      }),
+      { seed: 21, numRuns: 100 },
+    );
+  });
+
+  it('should run them: the world builds the data plane for them and tells each one', async () => {
+    const s = fc.sample(arb.filter((x) => x.timeline.length > 0), { seed: 22, numRuns: 1 })[0] as SimScenario;
+    const r = await runScenario(s, { controllers: { idle: () => ({ name: 'idle', create: () => ({ start: () => undefined }) }) } });
+    expect(r.outcome.status).toBe('ok');
+    expect(r.events.filter((e) => e.type === 'world.net.command')).toHaveLength(s.timeline.length);
   });
 });

@@ -20,7 +20,7 @@ export interface MatchModule {
   create(): ExtensionInstance<Match | null>;
 }
 
-const modules = new Map<string, MatchModule>();
+const modules = new Map<string, MatchModule>(); // tidy-allow: the extension registry, filled by register() while this module loads
 
 function register(m: MatchModule): void {
   modules.set(m.name, m);
@@ -274,7 +274,7 @@ const MULTIPORT_OPTIONS = new OptionTable([
   { name: 'destination-ports', aliases: ['dports'], args: 1, invert: true },
   { name: 'ports', args: 1, invert: true },
 ]);
-const MULTIPORT_PROTOS = new Set([6, 17, 132, 33, 136]);
+const MULTIPORT_PROTOS: ReadonlySet<number> = new Set([6, 17, 132, 33, 136]);
 
 register({
   name: 'multiport',
@@ -578,7 +578,7 @@ const STATISTIC_OPTIONS = new OptionTable([
 ]);
 
 const TWO_31 = 0x80000000;
-const probabilityTexts = new Map<number, string>();
+const probabilityTexts = new Map<number, string>(); // tidy-allow: memo of a pure function of the threshold
 
 /**
  * The text `iptables-save` prints for a 31-bit probability threshold: `%.11f` of threshold/2^31,

@@ -3,10 +3,10 @@
  * the engine runs ({@link ScenarioFile}). `toRaw(fromRaw(x))` may differ from `x` in form
  * (`"2000ms"` becomes `2s`), never in meaning; `fromRaw(toRaw(f))` equals `f`.
  */
-import { SIM_SCENARIO_FORMAT, type Action, type JsonObject, type PodSpec, type PortSpec, type ProbeSpec, type ServiceSpec, type SimScenario, type TimedAction } from '@netsim/sim';
+import { SIM_SCENARIO_FORMAT, type Action, type JsonObject, type LinkSpec, type NetworkSpec, type PodSpec, type PortSpec, type ProbeSpec, type ServiceSpec, type SimScenario, type TimedAction } from '@netsim/sim';
 import { formatDuration, parseDuration } from './duration.ts';
 import type { Expectation, InvariantSpec, ScenarioFile } from './model.ts';
-import { SCENARIO_FORMAT, type RawContainerPort, type RawExpectation, type RawInvariant, type RawPod, type RawProbe, type RawScenario, type RawService, type RawTimedAction } from './schema.ts';
+import { SCENARIO_FORMAT, type RawContainerPort, type RawExpectation, type RawInvariant, type RawNetwork, type RawPod, type RawProbe, type RawScenario, type RawService, type RawTimedAction } from './schema.ts';
 
 /** Durations in a {@link RawScenario} have passed the schema: they parse. */
 function ms(text: string): number {
@@ -98,6 +98,13 @@ function action(a: RawTimedAction): TimedAction {
     case 'pod.recreate':
       act = { kind: a.do, name: a.name, ...opt('namespace', a.namespace), gapMs: ms(a.gap) };
       break;
+    case 'workload.scale':
+      act = { kind: a.do, name: a.name, ...opt('namespace', a.namespace), replicas: a.replicas, nodes: [...a.nodes], ...(a.labels !== undefined ? { labels: { ...a.labels } } : {}), ports: a.ports.map(port) };
+      break;
+    case 'route.add':
+    case 'route.del':
+      act = { kind: a.do, host: a.host, route: a.route };
+      break;
     case 'service.create':
     case 'service.update':
       act = { kind: a.do, service: service(a.service) };
@@ -131,6 +138,19 @@ function action(a: RawTimedAction): TimedAction {
       break;
     case 'iptables.slow':
       act = { kind: a.do, node: a.node, extraMs: ms(a.extra), durationMs: ms(a.duration) };
+      break;
+    case 'sysctl.set':
+      act = { kind: a.do, host: a.host, key: a.key, value: String(a.value) };
+      break;
+    case 'link.set':
+      act = { kind: a.do, host: a.host, iface: a.iface, state: a.state };
+      break;
+    case 'addr.add':
+    case 'addr.del':
+      act = { kind: a.do, host: a.host, iface: a.iface, address: a.address };
+      break;
+    case 'host.run':
+      act = { kind: a.do, host: a.host, command: a.command };
       break;
   }
   return { atMs, action: act };
@@ -170,7 +190,39 @@ function rawAction(t: TimedAction): RawTimedAction {
       return { at, do: a.kind, node: a.node, line: a.line };
     case 'iptables.slow':
       return { at, do: a.kind, node: a.node, extra: d(a.extraMs), duration: d(a.durationMs) };
+    case 'sysctl.set':
+      return { at, do: a.kind, host: a.host, key: a.key, value: a.value };
+    case 'link.set':
+      return { at, do: a.kind, host: a.host, iface: a.iface, state: a.state };
+    case 'addr.add':
+      return { at, do: a.kind, host: a.host, iface: a.iface, address: a.address };
+    case 'addr.del':
+      return { at, do: a.kind, host: a.host, iface: a.iface, address: a.address };
+    case 'workload.scale':
+      return { at, do: a.kind, name: a.name, ...opt('namespace', a.namespace), replicas: a.replicas, nodes: [...a.nodes], ...(a.labels !== undefined ? { labels: { ...a.labels } } : {}), ports: a.ports.map(rawPort) };
+    case 'route.add':
+      return { at, do: a.kind, host: a.host, route: a.route };
+    case 'route.del':
+      return { at, do: a.kind, host: a.host, route: a.route };
+    case 'host.run':
+      return { at, do: a.kind, host: a.host, command: a.command };
   }
+}
+
+function network(n: RawNetwork): NetworkSpec {
+  return {
+    ...opt('podNetwork', n.podNetwork),
+    ...(n.hosts !== undefined ? { hosts: n.hosts.map((h) => ({ name: h.name, network: [...h.network], ...opt('rules', h.rules) })) } : {}),
+    ...(n.links !== undefined ? { links: n.links.map((l): LinkSpec => (l.kind === 'wire' ? { kind: 'wire', ends: [l.ends[0], l.ends[1]] } : { kind: 'segment', name: l.name, members: [...l.members] })) } : {}),
+  };
+}
+
+function rawNetwork(n: NetworkSpec): RawNetwork {
+  return {
+    ...opt('podNetwork', n.podNetwork),
+    ...(n.hosts !== undefined ? { hosts: n.hosts.map((h) => ({ name: h.name, network: [...h.network], ...opt('rules', h.rules) })) } : {}),
+    ...(n.links !== undefined ? { links: n.links.map((l) => (l.kind === 'wire' ? { kind: 'wire' as const, ends: [l.ends[0], l.ends[1]] as [string, string] } : { kind: 'segment' as const, name: l.name, members: [...l.members] })) } : {}),
+  };
 }
 
 function probe(p: RawProbe): ProbeSpec {
@@ -181,6 +233,8 @@ function probe(p: RawProbe): ProbeSpec {
       return { kind: p.kind, everyMs: ms(p.every) };
     case 'nodeport-health':
       return { kind: p.kind, service: p.service, ...opt('namespace', p.namespace), everyMs: ms(p.every) };
+    case 'connect':
+      return { kind: p.kind, from: 'host' in p.from ? { host: p.from.host } : { pod: p.from.pod, ...opt('namespace', p.from.namespace) }, to: p.to, port: p.port, everyMs: ms(p.every) };
   }
 }
 
@@ -192,6 +246,8 @@ function rawProbe(p: ProbeSpec): RawProbe {
       return { kind: p.kind, every: d(p.everyMs) };
     case 'nodeport-health':
       return { kind: p.kind, service: p.service, ...opt('namespace', p.namespace), every: d(p.everyMs) };
+    case 'connect':
+      return { kind: p.kind, from: 'host' in p.from ? { host: p.from.host } : { pod: p.from.pod, ...opt('namespace', p.from.namespace) }, to: p.to, port: p.port, every: d(p.everyMs) };
   }
 }
 
@@ -258,12 +314,13 @@ export function fromRaw(r: RawScenario): ScenarioFile {
     seed: r.seed,
     ...(r.schedule !== undefined ? { schedule: { path: [...r.schedule.path], ...opt('whenPathExhausted', r.schedule.whenPathExhausted) } } : {}),
     cluster: {
-      nodes: c.nodes.map((n) => ({ name: n.name })),
+      nodes: c.nodes.map((n) => ({ name: n.name, ...(n.network !== undefined ? { network: [...n.network] } : {}) })),
       ...opt('queueMode', c.queueMode),
       ...(c.services !== undefined ? { services: c.services.map(service) } : {}),
       ...(c.pods !== undefined ? { pods: c.pods.map(pod) } : {}),
       ...opt('nodeCidrMaskSize', c.podCidrMaskSize),
       ...opt('ipamPolicy', c.ipamPolicy),
+      ...(c.network !== undefined ? { network: network(c.network) } : {}),
     },
     controller: { name: r.controller.name, ...(r.controller.options !== undefined ? { options: r.controller.options as JsonObject } : {}) },
     timeline: (r.timeline ?? []).map(action),
@@ -293,10 +350,11 @@ export function toRaw(f: ScenarioFile): RawScenario {
     settle: d(s.settleMs),
     ...(s.schedule !== undefined ? { schedule: { path: [...s.schedule.path], ...opt('whenPathExhausted', s.schedule.whenPathExhausted) } } : {}),
     cluster: {
-      nodes: c.nodes.map((n) => ({ name: n.name })),
+      nodes: c.nodes.map((n) => ({ name: n.name, ...(n.network !== undefined ? { network: [...n.network] } : {}) })),
       ...opt('queueMode', c.queueMode),
       ...opt('ipamPolicy', c.ipamPolicy),
       ...opt('podCidrMaskSize', c.nodeCidrMaskSize),
+      ...(c.network !== undefined ? { network: rawNetwork(c.network) } : {}),
       ...(c.services !== undefined ? { services: c.services.map(rawService) } : {}),
       ...(c.pods !== undefined ? { pods: c.pods.map(rawPod) } : {}),
     },

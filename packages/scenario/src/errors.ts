@@ -6,10 +6,13 @@
 /**
  * - `syntax`: the text is not well-formed YAML;
  * - `invalid`: the YAML does not fit the scenario schema (a wrong type, an unknown key, a missing key);
- * - `reference`: a name refers to nothing (an unknown node, Service or invariant) or a time is out of range;
+ * - `reference`: a name refers to nothing (an unknown node, host, Service or invariant) or a time is out of range;
+ * - `network`: the data plane the file describes cannot be built: the kernel refuses a host-file
+ *   line (`ip addr add` on an interface that does not exist, an unknown sysctl), a link names a
+ *   missing interface, or a timeline command would fail when it runs;
  * - `io`: the file or directory could not be read.
  */
-export type ScenarioErrorCode = 'syntax' | 'invalid' | 'reference' | 'io';
+export type ScenarioErrorCode = 'syntax' | 'invalid' | 'reference' | 'network' | 'io';
 
 /** One problem at one place in a scenario file. */
 export interface ScenarioIssue {

@@ -5,6 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import * as v from 'valibot';
+import { BUILTIN_HOSTS, checkScenarioNetwork, formatScenarioPath, isSimError } from '@netsim/sim';
 import { LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
 import { fromRaw } from './convert.ts';
 import { parseDuration } from './duration.ts';
@@ -119,7 +120,40 @@ export function loadScenario(text: string, opts: LoadOptions = {}): ScenarioFile
   const raw = parsed.output;
   const problems = checkReferences(raw);
   if (problems.length > 0) throw new ScenarioError('reference', sortIssues(problems.map((p) => at(locate(doc, p.path, false), p.path, p.message))));
-  return fromRaw(raw);
+  const f = fromRaw(raw);
+  const network = checkNetwork(f);
+  if (network !== undefined) throw new ScenarioError('network', [at(locate(doc, network.path, false), network.path, network.message)]);
+  return f;
+}
+
+/** Whether a scenario describes a data plane of its own (then it is built once at load time to check it). */
+function describesNetwork(f: ScenarioFile): boolean {
+  const s = f.scenario;
+  return s.cluster.network !== undefined || s.cluster.nodes.some((n) => n.network !== undefined) || s.timeline.some((t) => 'host' in t.action);
+}
+
+/**
+ * Builds the scenario's data plane and plays its network actions (`@netsim/sim`'s
+ * `checkScenarioNetwork`): the first line the kernel refuses, with the path of the YAML field.
+ */
+function checkNetwork(f: ScenarioFile): Problem | undefined {
+  if (!describesNetwork(f)) return undefined;
+  try {
+    checkScenarioNetwork(f.scenario);
+    return undefined;
+  } catch (e) {
+    if (!isSimError(e)) throw e;
+    const simPath = e.path ?? [];
+    // The engine names its own fields; the file's differ in a few places: a timeline entry holds
+    // the action's fields itself, and durations drop their `Ms`.
+    const path: PathKey[] = [];
+    simPath.forEach((k, i) => {
+      if (k === 'action' && simPath[i - 2] === 'timeline') return;
+      path.push(typeof k === 'string' && k.endsWith('Ms') ? k.slice(0, -2) : k);
+    });
+    const prefix = `scenario ${formatScenarioPath(simPath)}: `;
+    return { path, message: e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message };
+  }
 }
 
 /**
@@ -156,6 +190,22 @@ function checkReferences(r: RawScenario): Problem[] {
     if (name !== undefined && !nodes.has(name)) out.push({ path, message: `unknown node "${name}" (nodes: ${nodeList})` });
   };
   const key = (ns: string | undefined, name: string): string => `${ns ?? 'default'}/${name}`;
+  // The data plane's hosts: the nodes, the built-in ones and the scenario's.
+  const hosts = new Set<string>([...nodes, ...BUILTIN_HOSTS]);
+  for (const n of r.cluster.nodes) if (BUILTIN_HOSTS.includes(n.name)) out.push({ path: ['cluster', 'nodes', r.cluster.nodes.indexOf(n), 'name'], message: `"${n.name}" names a built-in host of the data plane (${BUILTIN_HOSTS.join(', ')}); pick another node name` });
+  (r.cluster.network?.hosts ?? []).forEach((h, i) => {
+    if (nodes.has(h.name)) out.push({ path: ['cluster', 'network', 'hosts', i, 'name'], message: `"${h.name}" is a node: give a node's lines in cluster.nodes[].network` });
+    else if (!BUILTIN_HOSTS.includes(h.name) && hosts.has(h.name)) out.push({ path: ['cluster', 'network', 'hosts', i, 'name'], message: `duplicate host "${h.name}"` });
+    hosts.add(h.name);
+  });
+  const hostList = [...hosts].join(', ');
+  const host = (path: readonly PathKey[], name: string): void => {
+    if (!hosts.has(name)) out.push({ path, message: `unknown host "${name}" (hosts: ${hostList})` });
+  };
+  (r.cluster.network?.links ?? []).forEach((l, i) => {
+    const field = l.kind === 'wire' ? 'ends' : 'members';
+    (l.kind === 'wire' ? l.ends : l.members).forEach((e, k) => host(['cluster', 'network', 'links', i, field, k], e.split('/')[0] ?? ''));
+  });
   const pods = new Set<string>();
   (r.cluster.pods ?? []).forEach((p, i) => {
     node(['cluster', 'pods', i, 'node'], p.node);
@@ -175,10 +225,13 @@ function checkReferences(r: RawScenario): Problem[] {
     const atMs = parseDuration(t.at) ?? 0;
     if (atMs > horizonMs) out.push({ path: ['timeline', i, 'at'], message: `${t.at} is after the horizon (${r.horizon})` });
     if (t.do === 'pod.create') node(['timeline', i, 'pod', 'node'], t.pod.node);
+    if (t.do === 'workload.scale') t.nodes.forEach((n, k) => node(['timeline', i, 'nodes', k], n));
     if ('node' in t) node(['timeline', i, 'node'], t.node);
+    if ('host' in t) host(['timeline', i, 'host'], t.host);
     if (t.do === 'service.create') services.add(key(t.service.namespace, t.service.name));
   });
   (r.probes ?? []).forEach((p, i) => {
+    if (p.kind === 'connect' && 'host' in p.from) host(['probes', i, 'from', 'host'], p.from.host);
     if (p.kind === 'nodeport-health' && !services.has(key(p.namespace, p.service))) {
       out.push({ path: ['probes', i, 'service'], message: `no Service "${key(p.namespace, p.service)}" in cluster.services or a service.create action` });
     }

@@ -76,7 +76,34 @@ const Service = obj({
   externalTrafficPolicy: v.optional(v.picklist(['Cluster', 'Local'], 'expected "Cluster" or "Local"')),
 });
 
-const Node = obj({ name: name() });
+/** One host-file line (`ip addr add 198.51.100.11/25 dev eth1`, `sysctl -w net.ipv4.conf.all.rp_filter=1`). */
+const hostLines = () => v.array(str('a host-file line such as "ip link add eth1 type physical"'), 'expected a list of host-file lines (ip link/addr/route/rule, sysctl -w, listen, overlay)');
+
+const Node = obj({ name: name(), network: v.optional(hostLines()) });
+
+const IPV4_RE = /^(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}$/;
+const ipv4 = () => v.pipe(str('an IPv4 address'), v.regex(IPV4_RE, 'expected an IPv4 address like 198.51.100.11'));
+const CIDR_RE = /^(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}\/([0-9]|[12][0-9]|3[0-2])$/;
+const cidr = () => v.pipe(str('an address with its prefix'), v.regex(CIDR_RE, 'expected an address with its prefix like 198.51.100.11/25'));
+const ENDPOINT_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[^\s/]+$/;
+const endpoint = () => v.pipe(str('host/interface'), v.regex(ENDPOINT_RE, 'expected host/interface, like "node-1/eth1"'));
+
+const Host = obj({ name: name(), network: hostLines(), rules: v.optional(str('the rules as iptables-save prints them')) });
+
+const Link = v.variant(
+  'kind',
+  [
+    obj({ kind: v.literal('wire'), ends: v.tuple([endpoint(), endpoint()], 'expected two ends, like [fw/eth1, client/eth0]') }),
+    obj({ kind: v.literal('segment'), name: name(), members: v.pipe(v.array(endpoint(), 'expected a list of host/interface'), v.minLength(1, 'expected at least one member')) }),
+  ],
+  (issue) => `expected one of: ${(issue.expected ?? '').replace(/[()"]/g, '').split(' | ').join(', ')}`,
+);
+
+const Network = obj({
+  podNetwork: v.optional(v.picklist(['host-gw', 'vxlan'], 'expected "host-gw" or "vxlan"')),
+  hosts: v.optional(v.array(Host, 'expected a list of hosts')),
+  links: v.optional(v.array(Link, 'expected a list of links')),
+});
 
 const Cluster = obj({
   nodes: v.pipe(v.array(Node, 'expected a list of nodes'), v.minLength(1, 'expected at least one node')),
@@ -85,6 +112,7 @@ const Cluster = obj({
   podCidrMaskSize: v.optional(int(8, 30, 'a prefix length from 8 to 30')),
   services: v.optional(v.array(Service, 'expected a list of Services')),
   pods: v.optional(v.array(Pod, 'expected a list of Pods')),
+  network: v.optional(Network),
 });
 
 const at = () => duration();
@@ -101,6 +129,16 @@ const TimedAction = v.variant(
     obj({ at: at(), do: v.literal('pod.create'), pod: Pod }),
     obj({ at: at(), do: v.literal('pod.delete'), name: name(), namespace: ns(), graceSeconds: v.optional(int(0, 86_400, 'a whole number of seconds')) }),
     obj({ at: at(), do: v.literal('pod.recreate'), name: name(), namespace: ns(), gap: duration() }),
+    obj({
+      at: at(),
+      do: v.literal('workload.scale'),
+      name: name(),
+      namespace: ns(),
+      replicas: int(0, 1000, 'a replica count from 0 to 1000'),
+      nodes: v.pipe(v.array(nodeRef(), 'expected a list of node names'), v.minLength(1, 'expected at least one node')),
+      labels: v.optional(stringMap()),
+      ports: v.array(ContainerPort, 'expected a list of ports'),
+    }),
     obj({ at: at(), do: v.literal('service.create'), service: Service }),
     obj({ at: at(), do: v.literal('service.update'), service: Service }),
     obj({ at: at(), do: v.literal('service.delete'), name: name(), namespace: ns() }),
@@ -113,6 +151,13 @@ const TimedAction = v.variant(
     obj({ at: at(), do: v.literal('iptables.fail'), node: nodeRef(), count: int(1, 1000, 'a count from 1 to 1000') }),
     obj({ at: at(), do: v.literal('iptables.restore-fail'), node: nodeRef(), line: int(1, 1_000_000, 'a line number (1 or more)') }),
     obj({ at: at(), do: v.literal('iptables.slow'), node: nodeRef(), extra: duration(), duration: duration() }),
+    obj({ at: at(), do: v.literal('sysctl.set'), host: name(), key: v.pipe(str('a sysctl key'), v.regex(/^net\.[a-z0-9_./-]+$/, 'expected a sysctl key like net.ipv4.conf.all.rp_filter')), value: v.union([str(), v.pipe(v.number(), v.integer())], 'expected a value like 1 or "2"') }),
+    obj({ at: at(), do: v.literal('link.set'), host: name(), iface: str('an interface name'), state: v.picklist(['up', 'down'], 'expected "up" or "down"') }),
+    obj({ at: at(), do: v.literal('addr.add'), host: name(), iface: str('an interface name'), address: cidr() }),
+    obj({ at: at(), do: v.literal('addr.del'), host: name(), iface: str('an interface name'), address: cidr() }),
+    obj({ at: at(), do: v.literal('route.add'), host: name(), route: str('a route like "198.51.100.128/25 via 192.0.2.3"') }),
+    obj({ at: at(), do: v.literal('route.del'), host: name(), route: str('a route like "198.51.100.128/25 via 192.0.2.3"') }),
+    obj({ at: at(), do: v.literal('host.run'), host: name(), command: str('a host-file line') }),
   ],
   oneOf,
 );
@@ -123,6 +168,13 @@ const Probe = v.variant(
     obj({ kind: v.literal('npl-health'), every: duration(), annotation: v.optional(str('an annotation key')) }),
     obj({ kind: v.literal('nodeport-health'), service: name(), namespace: ns(), every: duration() }),
     obj({ kind: v.literal('pod-egress'), every: duration() }),
+    obj({
+      kind: v.literal('connect'),
+      from: v.union([obj({ host: name() }), obj({ pod: name(), namespace: ns() })], 'expected { host: NAME } or { pod: NAME, namespace: NS }'),
+      to: ipv4(),
+      port: port(),
+      every: duration(),
+    }),
   ],
   oneOf,
 );
@@ -188,3 +240,4 @@ export type RawProbe = v.InferOutput<typeof Probe>;
 export type RawInvariant = v.InferOutput<typeof Invariant>;
 export type RawExpectation = v.InferOutput<typeof Expectation>;
 export type RawContainerPort = v.InferOutput<typeof ContainerPort>;
+export type RawNetwork = v.InferOutput<typeof Network>;

@@ -83,7 +83,7 @@ describe('loadScenario', () => {
 
   it('should list the actions that fit when an action is unknown', () => {
     expect(errorOf(valid.replace('do: pod.delete', 'do: pod.explode')).message).toBe(
-      'scenarios/x.yaml:13:19: timeline[0].do: expected one of: pod.create, pod.delete, pod.recreate, service.create, service.update, service.delete, agent.crash, agent.restart, watch.gap, watch.reset, watch.delay, iptables.lock, iptables.fail, iptables.restore-fail, iptables.slow, got "pod.explode"',
+      'scenarios/x.yaml:13:19: timeline[0].do: expected one of: pod.create, pod.delete, pod.recreate, workload.scale, service.create, service.update, service.delete, agent.crash, agent.restart, watch.gap, watch.reset, watch.delay, iptables.lock, iptables.fail, iptables.restore-fail, iptables.slow, sysctl.set, link.set, addr.add, addr.del, route.add, route.del, host.run, got "pod.explode"',
     );
   });
 
@@ -132,5 +132,128 @@ describe('loadScenario', () => {
     const f = await loadScenarioFile(path);
     expect(f).toEqual(loadScenario(readFileSync(path, 'utf8')));
     expect(f.name).toBe('toy-recreate-in-watch-gap');
+  });
+});
+
+const NET = `format: netsim.scenario/v1
+name: net
+seed: 1
+horizon: 10s
+settle: 2s
+cluster:
+  nodes:
+    - name: node-1
+      network:
+        - ip link add eth1 type physical
+        - ip link set eth1 up
+        - ip addr add 198.51.100.11/25 dev eth1
+  network:
+    podNetwork: vxlan
+    hosts:
+      - name: client
+        network: [ip link add eth0 type physical, ip link set eth0 up, ip addr add 198.51.100.12/25 dev eth0]
+      - name: gw
+        network: [ip route add 198.51.100.128/25 via 192.0.2.3]
+        rules: |
+          *filter
+          :FORWARD ACCEPT [0:0]
+          -A FORWARD -m conntrack --ctstate INVALID -j DROP
+          COMMIT
+    links:
+      - { kind: segment, name: uplink2, members: [client/eth0, node-1/eth1] }
+controller: { name: kube-proxy:fixed }
+timeline:
+  - { at: 5s, do: sysctl.set, host: node-1, key: net.ipv4.conf.eth1.rp_filter, value: 1 }
+  - { at: 6s, do: link.set, host: node-1, iface: eth1, state: down }
+  - { at: 7s, do: addr.del, host: client, iface: eth0, address: 198.51.100.12/25 }
+  - { at: 8s, do: host.run, host: gw, command: ip route del 198.51.100.128/25 }
+probes:
+  - { kind: connect, from: { host: client }, to: 198.51.100.11, port: 30080, every: 500ms }
+  - { kind: connect, from: { pod: web-0 }, to: 192.0.2.11, port: 30080, every: 1s }
+invariants:
+  - { kind: probes-succeed }
+expect: { outcome: ok }
+`;
+
+describe('loadScenario: networks', () => {
+  it('should load node lines, hosts with rules, links, network actions and connect probes', () => {
+    const f = loadScenario(NET, { file: FILE });
+    expect(f.scenario.cluster.nodes[0]?.network).toEqual(['ip link add eth1 type physical', 'ip link set eth1 up', 'ip addr add 198.51.100.11/25 dev eth1']);
+    expect(f.scenario.cluster.network?.podNetwork).toBe('vxlan');
+    expect(f.scenario.cluster.network?.hosts?.[1]?.rules).toBe('*filter\n:FORWARD ACCEPT [0:0]\n-A FORWARD -m conntrack --ctstate INVALID -j DROP\nCOMMIT\n');
+    expect(f.scenario.cluster.network?.links).toEqual([{ kind: 'segment', name: 'uplink2', members: ['client/eth0', 'node-1/eth1'] }]);
+    expect(f.scenario.timeline.map((t) => t.action)).toEqual([
+      { kind: 'sysctl.set', host: 'node-1', key: 'net.ipv4.conf.eth1.rp_filter', value: '1' },
+      { kind: 'link.set', host: 'node-1', iface: 'eth1', state: 'down' },
+      { kind: 'addr.del', host: 'client', iface: 'eth0', address: '198.51.100.12/25' },
+      { kind: 'host.run', host: 'gw', command: 'ip route del 198.51.100.128/25' },
+    ]);
+    expect(f.scenario.probes).toEqual([
+      { kind: 'connect', from: { host: 'client' }, to: '198.51.100.11', port: 30080, everyMs: 500 },
+      { kind: 'connect', from: { pod: 'web-0' }, to: '192.0.2.11', port: 30080, everyMs: 1000 },
+    ]);
+  });
+
+  it('should point at the node line the kernel refuses, with the kernel\'s message', () => {
+    const e = errorOf(NET.replace('ip addr add 198.51.100.11/25 dev eth1', 'ip addr add 198.51.100.11/25 dev eth2'));
+    expect(e.code).toBe('network');
+    expect(e.issues).toHaveLength(1);
+    expect(e.issues[0]).toMatchObject({ line: 12, column: 11, path: 'cluster.nodes[0].network[2]' });
+    expect(e.issues[0]?.message).toMatch(/eth2/);
+  });
+
+  it('should point at a host\'s rules that do not parse, a link to a missing interface, and a timeline command that would fail', () => {
+    expect(errorOf(NET.replace('--ctstate INVALID', '--ctstate BOGUS')).issues[0]).toMatchObject({ line: 20, path: 'cluster.network.hosts[1].rules' });
+    expect(errorOf(NET.replace('members: [client/eth0, node-1/eth1]', 'members: [client/eth0, node-1/eth5]')).message).toBe(
+      'scenarios/x.yaml:26:64: cluster.network.links[0].members[1]: host "node-1" has no interface "eth5" (add it with "ip link add eth5 type physical")',
+    );
+    const e = errorOf(NET.replace('iface: eth1, state: down', 'iface: eth4, state: down'));
+    expect(e.code).toBe('network');
+    expect(e.issues[0]).toMatchObject({ line: 30, column: 5, path: 'timeline[1]' });
+  });
+
+  it('should report unknown hosts and a node named after a built-in host as references', () => {
+    const e = errorOf(NET.replace('host: gw, command', 'host: router, command').replace('from: { host: client }', 'from: { host: lb2 }').replace('[client/eth0, node-1/eth1]', '[client/eth0, fw/eth1]'));
+    expect(e.code).toBe('reference');
+    expect(e.message.split('\n')).toEqual([
+      'scenarios/x.yaml:26:64: cluster.network.links[0].members[1]: unknown host "fw" (hosts: node-1, lb, gw, ext, client)',
+      'scenarios/x.yaml:32:35: timeline[3].host: unknown host "router" (hosts: node-1, lb, gw, ext, client)',
+      'scenarios/x.yaml:34:36: probes[0].from.host: unknown host "lb2" (hosts: node-1, lb, gw, ext, client)',
+    ]);
+    expect(errorOf(NET.replace('    - name: node-1\n', '    - name: gw\n').replace('node-1/eth1', 'gw/eth1').replaceAll('host: node-1', 'host: gw')).message).toMatch(/^scenarios\/x\.yaml:8:13: cluster\.nodes\[0\]\.name: "gw" names a built-in host of the data plane/);
+  });
+
+  it('should reject a connect probe to something that is not an IPv4 address and a bad address on an action', () => {
+    const e = errorOf(NET.replace('to: 198.51.100.11,', 'to: node-1,').replace('address: 198.51.100.12/25', 'address: 198.51.100.12'));
+    expect(e.code).toBe('invalid');
+    expect(e.message.split('\n')).toEqual([
+      'scenarios/x.yaml:31:65: timeline[2].address: expected an address with its prefix like 198.51.100.11/25, got "198.51.100.12"',
+      'scenarios/x.yaml:34:50: probes[0].to: expected an IPv4 address like 198.51.100.11, got "node-1"',
+    ]);
+  });
+});
+
+describe('loadScenario: scale and route actions', () => {
+  const SCALE = valid.replace('    gap: 1.5s\n', '    gap: 1.5s\n  - { at: 3s, do: workload.scale, name: web, replicas: 3, nodes: [node-1], labels: { app: web }, ports: [8080, "9090/UDP"] }\n');
+  const ROUTE = NET.replace('command: ip route del 198.51.100.128/25 }\n', 'command: ip route del 198.51.100.128/25 }\n  - { at: 9s, do: route.add, host: gw, route: 198.51.100.128/25 via 192.0.2.3 }\n');
+
+  it('should load workload.scale with its template, and route.add with the ip route arguments', () => {
+    expect(loadScenario(SCALE, { file: FILE }).scenario.timeline[3]).toEqual({
+      atMs: 3000,
+      action: { kind: 'workload.scale', name: 'web', replicas: 3, nodes: ['node-1'], labels: { app: 'web' }, ports: [{ port: 8080, protocol: 'TCP' }, { port: 9090, protocol: 'UDP' }] },
+    });
+    expect(loadScenario(ROUTE, { file: FILE }).scenario.timeline[4]).toEqual({ atMs: 9000, action: { kind: 'route.add', host: 'gw', route: '198.51.100.128/25 via 192.0.2.3' } });
+  });
+
+  it('should point at an unknown node and a bad replica count of a scale', () => {
+    expect(errorOf(SCALE.replace('nodes: [node-1]', 'nodes: [node-1, node-9]')).message).toBe('scenarios/x.yaml:19:75: timeline[3].nodes[1]: unknown node "node-9" (nodes: node-1)');
+    expect(errorOf(SCALE.replace('replicas: 3', 'replicas: -1')).message).toBe('scenarios/x.yaml:19:56: timeline[3].replicas: expected a replica count from 0 to 1000, got -1');
+    expect(errorOf(SCALE.replace('nodes: [node-1]', 'nodes: []')).message).toBe('scenarios/x.yaml:19:66: timeline[3].nodes: expected at least one node, got an empty list');
+  });
+
+  it('should point at a route change the kernel would refuse when it runs', () => {
+    const e = errorOf(ROUTE.replace('do: route.add, host: gw, route: 198.51.100.128/25', 'do: route.del, host: gw, route: 198.51.100.0/25'));
+    expect(e.code).toBe('network');
+    expect(e.issues[0]).toMatchObject({ line: 33, column: 5, path: 'timeline[4]' });
   });
 });

@@ -26,6 +26,11 @@ describe('bundled scenarios', () => {
         'nodeport-external-policy-cluster.yaml',
         'nodeport-external-policy-local.yaml',
         'nodeport-proxy-defect-faulty.yaml',
+        'nodeport-rp-filter-overlay-strict.yaml',
+        'nodeport-rp-filter-overlay-loose.yaml',
+        'nodeport-multi-homed.yaml',
+        'nodeport-multi-homed-stateful-gw.yaml',
+        'nodeport-multi-homed-nodeport-addresses.yaml',
       ]),
     );
     for (const f of files.filter((x) => x.endsWith('-faulty.yaml'))) expect(files, f).toContain(f.replace('-faulty.yaml', '-fixed.yaml'));

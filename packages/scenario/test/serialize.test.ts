@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { IPTABLES_FAULTS, POD_CHURN, RESTARTS, WATCH_FAULTS, checkProperty, controllerProperty, exportCounterexample, scenarioArbitrary } from '@netsim/check';
-import type { ServiceSpec } from '@netsim/sim';
+import type { ProbeSpec, ServiceSpec, SimScenario, TimedAction } from '@netsim/sim';
 import { buildInvariant, invariantName, loadScenario, replay, scenarioFromCounterexample, serializeScenario, type Expectation, type InvariantSpec, type ScenarioFile } from '../src/index.ts';
 import { toyControllers } from './fixtures/toy.ts';
 
@@ -42,6 +42,51 @@ function outcomeArb(invariants: readonly InvariantSpec[]): fc.Arbitrary<Expectat
   );
 }
 
+/** A network section and network actions that build and play on every generated cluster. */
+function withNetwork(s: SimScenario): fc.Arbitrary<SimScenario> {
+  const at = fc.integer({ min: 0, max: s.horizonMs });
+  const actions: fc.Arbitrary<TimedAction>[] = [
+    fc.record({ atMs: at, rp: fc.integer({ min: 0, max: 2 }) }).map(({ atMs, rp }) => ({ atMs, action: { kind: 'sysctl.set' as const, host: 'node-1', key: 'net.ipv4.conf.all.rp_filter', value: String(rp) } })),
+    fc.record({ atMs: at, up: fc.boolean() }).map(({ atMs, up }) => ({ atMs, action: { kind: 'link.set' as const, host: 'client', iface: 'eth0', state: up ? ('up' as const) : ('down' as const) } })),
+    at.map((atMs) => ({ atMs, action: { kind: 'host.run' as const, host: 'gw', command: 'sysctl -w net.ipv4.conf.all.rp_filter=2' } })),
+  ];
+  return fc
+    .record({
+      podNetwork: fc.option(fc.constantFrom('host-gw' as const, 'vxlan' as const), { nil: undefined }),
+      rules: fc.boolean(),
+      extra: fc.array(fc.oneof(...actions), { maxLength: 4 }),
+      addrAt: fc.option(at, { nil: undefined }),
+      routeAt: fc.option(at, { nil: undefined }),
+      fromPod: fc.boolean(),
+    })
+    .map(({ podNetwork, rules, extra, addrAt, routeAt, fromPod }) => {
+      const [first, ...rest] = s.cluster.nodes;
+      const addr = addrAt === undefined ? [] : [{ atMs: addrAt, action: { kind: 'addr.add' as const, host: 'client', iface: 'eth0', address: '198.51.100.13/25' } }, { atMs: addrAt, action: { kind: 'addr.del' as const, host: 'client', iface: 'eth0', address: '198.51.100.13/25' } }];
+      const route = routeAt === undefined ? [] : [{ atMs: routeAt, action: { kind: 'route.add' as const, host: 'gw', route: '198.51.100.0/26 via 192.0.2.3' } }, { atMs: routeAt, action: { kind: 'route.del' as const, host: 'gw', route: '198.51.100.0/26 via 192.0.2.3' } }];
+      const probe: ProbeSpec = fromPod ? { kind: 'connect', from: { pod: 'web-0', namespace: 'default' }, to: '192.0.2.11', port: 30080, everyMs: 700 } : { kind: 'connect', from: { host: 'client' }, to: '198.51.100.11', port: 30080, everyMs: 900 };
+      return {
+        ...s,
+        cluster: {
+          ...s.cluster,
+          nodes: [{ ...(first ?? { name: 'node-1' }), network: ['ip link add eth1 type physical', 'ip link set eth1 up', 'ip addr add 198.51.100.11/25 dev eth1'] }, ...rest],
+          network: {
+            ...(podNetwork !== undefined ? { podNetwork } : {}),
+            hosts: [
+              { name: 'client', network: ['ip link add eth0 type physical', 'ip link set eth0 up', 'ip addr add 198.51.100.12/25 dev eth0', 'ip link add eth9 type physical'] },
+              { name: 'gw', network: ['ip link add eth9 type physical'], ...(rules ? { rules: '*filter\n:FORWARD ACCEPT [0:0]\n-A FORWARD -m conntrack --ctstate INVALID -j DROP\nCOMMIT\n' } : {}) },
+            ],
+            links: [
+              { kind: 'segment', name: 'uplink2', members: ['client/eth0', 'node-1/eth1'] },
+              { kind: 'wire', ends: ['client/eth9', 'gw/eth9'] },
+            ],
+          },
+        },
+        timeline: [...s.timeline, ...extra, ...addr, ...route],
+        probes: [...(s.probes ?? []), probe],
+      };
+    });
+}
+
 const fileArb: fc.Arbitrary<ScenarioFile> = fc
   .record({
     name: fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,20}[a-z0-9])?$/),
@@ -49,10 +94,10 @@ const fileArb: fc.Arbitrary<ScenarioFile> = fc
     scenario: scenarioArbitrary({
       controller: { name: 'npl:faulty', options: { portRange: '61000-62000', workers: 2 } },
       cluster: { nodes: { min: 1, max: 3 }, services: [web], queueModes: ['DeltaFIFO', 'RealFIFO', 'AtomicFIFO'], ipamPolicies: ['round-robin', 'lowest-free'], nodeCidrMaskSize: 28 },
-      timeline: { kinds: [...POD_CHURN, ...WATCH_FAULTS, ...RESTARTS, ...IPTABLES_FAULTS, 'service.create', 'service.update', 'service.delete'], serviceVariants: [web, { ...web, name: 'db', externalTrafficPolicy: 'Cluster' }] },
+      timeline: { kinds: ['workload.scale', ...POD_CHURN, ...WATCH_FAULTS, ...RESTARTS, ...IPTABLES_FAULTS, 'service.create', 'service.update', 'service.delete'], serviceVariants: [web, { ...web, name: 'db', externalTrafficPolicy: 'Cluster' }] },
       probes: [{ kind: 'npl-health', everyMs: 500 }, { kind: 'npl-health', everyMs: 700, annotation: 'example.com/npl' }, { kind: 'pod-egress', everyMs: 1500 }, { kind: 'nodeport-health', service: 'web', everyMs: 1000 }],
       schedule: 'path',
-    }),
+    }).chain((x) => fc.oneof(fc.constant(x), withNetwork(x))),
     invariants: fc.array(invariantArb, { minLength: 1, maxLength: 4 }),
   })
   .chain((r) => expectationArb(r.invariants).map((expect) => ({ name: r.name, ...(r.description !== undefined ? { description: r.description } : {}), scenario: r.scenario, invariants: r.invariants, expect })));
@@ -71,7 +116,14 @@ describe('serializeScenario', () => {
   });
 
   it('should write short collections on one line and put the schema line first', () => {
-    const f = loadScenario(serializeScenario(fc.sample(fileArb, { seed: 3, numRuns: 1 })[0] as ScenarioFile));
+    const sample = fc.sample(fileArb, { seed: 3, numRuns: 1 })[0] as ScenarioFile;
+    // Without the generated network section, so node-1 is one short mapping.
+    const { network: _network, ...cluster } = sample.scenario.cluster;
+    const plain: ScenarioFile = {
+      ...sample,
+      scenario: { ...sample.scenario, cluster: { ...cluster, nodes: cluster.nodes.map((n) => ({ name: n.name })) }, timeline: sample.scenario.timeline.filter((t) => !('host' in t.action)), probes: (sample.scenario.probes ?? []).filter((p) => p.kind !== 'connect') },
+    };
+    const f = loadScenario(serializeScenario(plain));
     const text = serializeScenario(f, { schemaUrl: '../packages/scenario/schema/scenario.schema.json', comment: 'found by netsim fuzz' });
     expect(text.split('\n').slice(0, 3)).toEqual(['# yaml-language-server: $schema=../packages/scenario/schema/scenario.schema.json', '# found by netsim fuzz', 'format: netsim.scenario/v1']);
     expect(text).toMatch(/^ {2}nodes:\n {4}- { name: node-1 }$/m);

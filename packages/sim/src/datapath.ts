@@ -1,29 +1,43 @@
 /**
  * The cluster's data plane, built on `@netsim/kernel`: every node is a Linux host whose rules are
- * the ones its agents program, Pods are their own network namespaces on a `cni0` bridge, and two
- * outside hosts watch the result:
+ * the ones its agents program, Pods are their own network namespaces on a `cni0` bridge, and
+ * outside hosts watch the result. The default network:
  *
  * ```
  *   lb 192.0.2.2 ─┐                                     ext 203.0.113.10 (listens tcp 443)
- *                 ├─ lan 192.0.2.0/24 ── gw 192.0.2.1 | 203.0.113.1 ──┘
+ *                 ├─ lan 192.0.2.0/24 ── gw 192.0.2.1 | 203.0.113.1 ── internet ──┘
  *   node-1 192.0.2.11 ─┤        (gw knows no Pod CIDR: Pod egress must be masqueraded)
  *   node-2 192.0.2.12 ─┘
- *     cni0 = first address of the node's Pod CIDR; Pods on veth ports; other nodes' Pod CIDRs routed via their node IPs
+ *     cni0 = first address of the node's Pod CIDR; Pods on veth ports;
+ *     other nodes' Pod CIDRs routed via their node IPs (host-gw), or over a VXLAN `flannel.1` (vxlan)
  * ```
+ *
+ * A scenario adds to it in the kernel's own vocabulary (see {@link NetworkSpec}): host-file lines
+ * per node and per extra host (a second NIC, a secondary address, a router, a client, sysctls),
+ * rules for hosts no agent manages (a stateful firewall), and wires and switches between them.
  *
  * A Pod's namespace appears when its sandbox starts (the kubelet assigns the IP) and its link goes
  * down when the sandbox is torn down (the IP is released), so a stale DNAT rule toward a freed IP
  * leads nowhere — or to whichever Pod got the IP next.
  */
-import { Network, type ConnectResult, type Host } from '@netsim/kernel';
-import { cidrContains, formatIpv4, parseCidr, parseIpv4, type Ruleset } from '@netsim/netfilter';
+import { Network, formatPacketView, isKernelError, runHostCommand, type ConnectResult, type Host } from '@netsim/kernel';
+import { cidrContains, formatIpv4, isNetfilterError, parseCidr, parseIpv4, parseSave, type Ruleset } from '@netsim/netfilter';
+import { SimError } from './errors.ts';
 import type { RandomSource } from './prng.ts';
+import type { NetworkSpec } from './scenario.ts';
 import type { NodeInfo } from './view.ts';
 
 export const LB_IP = '192.0.2.2';
 export const GATEWAY_IP = '192.0.2.1';
 export const EXTERNAL_IP = '203.0.113.10';
 export const EXTERNAL_PORT = 443;
+
+/** Hosts every data plane has, which scenarios may extend but not redefine (nor name a node after). */
+export const BUILTIN_HOSTS: readonly string[] = ['lb', 'gw', 'ext'];
+
+/** The VXLAN device of the `vxlan` Pod network, as flannel names it, and flannel's port. */
+export const OVERLAY_DEVICE = 'flannel.1';
+const OVERLAY_PORT = 8472;
 
 interface PodNs {
   readonly host: string;
@@ -51,12 +65,40 @@ function summarise(r: ConnectResult): ProbeOutcome {
     case 'unreachable':
       return { ok: false, outcome: 'unreachable', detail: `${r.errno} from ${r.by}`, server: null };
     case 'timed-out': {
+      // The dropped packet says which leg broke: the client's SYN on the way in, or the SYN-ACK on
+      // the way back (with the source the client will see).
       const d = r.drops[0];
-      return { ok: false, outcome: 'timed-out', detail: d === undefined ? 'no reply' : `dropped at ${d.host}: ${d.reason}`, server: null };
+      return { ok: false, outcome: 'timed-out', detail: d === undefined ? 'no reply' : `${formatPacketView(d.packet)} dropped at ${d.host}: ${d.reason}`, server: null };
     }
     case 'error':
       return { ok: false, outcome: 'error', detail: `${r.errno}: ${r.reason}`, server: null };
   }
+}
+
+/** `cluster.nodes[0].network[2]` */
+export function formatScenarioPath(path: readonly (string | number)[]): string {
+  let out = '';
+  for (const k of path) out += typeof k === 'number' ? `[${k}]` : out === '' ? k : `.${k}`;
+  return out;
+}
+
+/** A kernel or netfilter refusal of a scenario's network line, as a located {@link SimError}. */
+function scenarioNetError(path: readonly (string | number)[], e: unknown): SimError {
+  if (isKernelError(e) || isNetfilterError(e)) return new SimError('invalid-argument', `scenario ${formatScenarioPath(path)}: ${e.message}`, { path });
+  throw e;
+}
+
+/** A node as the data plane builds it: its identity and the scenario's extra host-file lines. */
+export interface DatapathNode {
+  readonly info: NodeInfo;
+  readonly network?: readonly string[];
+}
+
+export interface ClusterDatapathOptions {
+  readonly rng: RandomSource;
+  readonly nodes: readonly DatapathNode[];
+  readonly initialRuleset: Ruleset;
+  readonly network?: NetworkSpec;
 }
 
 export class ClusterDatapath {
@@ -65,19 +107,28 @@ export class ClusterDatapath {
   readonly #podCidrs: { readonly node: string; readonly cidr: ReturnType<typeof parseCidr> }[] = [];
   #seq = 0;
 
-  constructor(opts: { readonly rng: RandomSource; readonly nodes: readonly NodeInfo[]; readonly initialRuleset: Ruleset }) {
+  /**
+   * Builds the default network, then the scenario's additions. Errors in the additions are
+   * {@link SimError}s whose `path` names the scenario field (`cluster.nodes[i].network[j]`,
+   * `cluster.network.hosts[i].network[j]`, `cluster.network.links[i]`).
+   */
+  constructor(opts: ClusterDatapathOptions) {
     // Probes need the outcome and the drops, not every hop: the kernel's lean traces are cheaper.
     const net = new Network({ rng: opts.rng, trace: 'lean' });
     this.net = net;
+    const spec = opts.network ?? {};
     const gw = net.addHost('gw');
     gw.run('ip link add eth0 type veth', 'ip link set eth0 up', `ip addr add ${GATEWAY_IP}/24 dev eth0`, 'ip link add eth1 type veth', 'ip link set eth1 up', 'ip addr add 203.0.113.1/24 dev eth1', 'sysctl -w net.ipv4.ip_forward=1');
     const ext = net.addHost('ext');
     ext.run('ip link add eth0 type veth', 'ip link set eth0 up', `ip addr add ${EXTERNAL_IP}/24 dev eth0`, 'ip route add default via 203.0.113.1', `listen tcp ${EXTERNAL_PORT}`);
-    net.wire('gw/eth1', 'ext/eth0');
     const lb = net.addHost('lb');
     lb.run('ip link add eth0 type veth', 'ip link set eth0 up', `ip addr add ${LB_IP}/24 dev eth0`, `ip route add default via ${GATEWAY_IP}`);
-    const lan: string[] = ['lb/eth0', 'gw/eth0'];
-    for (const n of opts.nodes) {
+    const segments = new Map<string, string[]>([
+      ['lan', ['lb/eth0', 'gw/eth0']],
+      ['internet', ['gw/eth1', 'ext/eth0']],
+    ]);
+    const vxlan = spec.podNetwork === 'vxlan';
+    for (const { info: n } of opts.nodes) {
       const h = net.addHost(n.name);
       h.setRuleset(opts.initialRuleset);
       const cidr = parseCidr(n.podCidr);
@@ -93,15 +144,104 @@ export class ClusterDatapath {
         'ip link set cni0 up',
         `ip addr add ${gwAddr}/${cidr.prefix} dev cni0`,
       );
-      for (const other of opts.nodes) if (other.name !== n.name) h.run(`ip route add ${other.podCidr} via ${other.ip}`);
-      lan.push(`${n.name}/eth0`);
+      if (vxlan) h.run(`ip link add ${OVERLAY_DEVICE} type vxlan id 1 dstport ${OVERLAY_PORT} local ${n.ip}`, `ip link set ${OVERLAY_DEVICE} up`, `ip addr add ${formatIpv4(cidr.addr)}/32 dev ${OVERLAY_DEVICE}`);
+      for (const { info: other } of opts.nodes) {
+        if (other.name === n.name) continue;
+        if (!vxlan) {
+          h.run(`ip route add ${other.podCidr} via ${other.ip}`);
+          continue;
+        }
+        // flannel's vxlan backend: the peer's Pod CIDR via the peer's flannel.1 address, and the
+        // neighbour + FDB entries that put that address behind the peer's node IP.
+        const peer = formatIpv4(parseCidr(other.podCidr).addr);
+        h.run(`ip route add ${other.podCidr} via ${peer} dev ${OVERLAY_DEVICE} onlink`, `overlay ${OVERLAY_DEVICE} peer ${peer} underlay ${other.ip}`);
+      }
+      segments.get('lan')?.push(`${n.name}/eth0`);
     }
-    net.segment('lan', lan);
+
+    // The scenario's additions, in the kernel's vocabulary.
+    opts.nodes.forEach((n, i) => this.#runLines(n.info.name, n.network ?? [], ['cluster', 'nodes', i, 'network']));
+    (spec.hosts ?? []).forEach((hs, i) => {
+      const at = ['cluster', 'network', 'hosts', i];
+      if (!BUILTIN_HOSTS.includes(hs.name)) {
+        if (net.hostNames().includes(hs.name)) throw new SimError('invalid-argument', `scenario ${formatScenarioPath([...at, 'name'])}: host "${hs.name}" is defined twice (or is a node)`, { path: [...at, 'name'] });
+        net.addHost(hs.name);
+      }
+      this.#runLines(hs.name, hs.network, [...at, 'network']);
+      if (hs.rules !== undefined) {
+        try {
+          net.host(hs.name).setRuleset(parseSave(hs.rules, { file: `${hs.name} rules` }));
+        } catch (e) {
+          throw scenarioNetError([...at, 'rules'], e);
+        }
+      }
+    });
+    const wires: { readonly a: string; readonly b: string; readonly path: readonly (string | number)[] }[] = [];
+    (spec.links ?? []).forEach((l, i) => {
+      const at = ['cluster', 'network', 'links', i];
+      const ends = l.kind === 'wire' ? l.ends : l.members;
+      ends.forEach((e, k) => this.#checkEndpoint(e, [...at, l.kind === 'wire' ? 'ends' : 'members', k]));
+      if (l.kind === 'wire') {
+        wires.push({ a: l.ends[0], b: l.ends[1], path: at });
+        return;
+      }
+      const members = segments.get(l.name);
+      if (members === undefined) segments.set(l.name, [...l.members]);
+      else members.push(...l.members);
+    });
+    for (const [name, members] of segments) net.segment(name, members);
+    for (const w of wires) {
+      try {
+        net.wire(w.a, w.b);
+      } catch (e) {
+        throw scenarioNetError(w.path, e);
+      }
+    }
+  }
+
+  #runLines(host: string, lines: readonly string[], at: readonly (string | number)[]): void {
+    const h = this.net.host(host);
+    lines.forEach((line, j) => {
+      try {
+        runHostCommand(h, line);
+      } catch (e) {
+        throw scenarioNetError([...at, j], e);
+      }
+    });
+  }
+
+  #checkEndpoint(endpoint: string, at: readonly (string | number)[]): void {
+    const slash = endpoint.indexOf('/');
+    const host = slash < 0 ? '' : endpoint.slice(0, slash);
+    const iface = slash < 0 ? '' : endpoint.slice(slash + 1);
+    let why: string | undefined;
+    if (host === '' || iface === '') why = `"${endpoint}" is not host/interface (like "node-1/eth1")`;
+    else if (!this.net.hostNames().includes(host)) why = `no host "${host}" (hosts: ${this.net.hostNames().join(', ')})`;
+    else if (!this.net.host(host).hasIface(iface)) why = `host "${host}" has no interface "${iface}" (add it with "ip link add ${iface} type physical")`;
+    if (why !== undefined) throw new SimError('invalid-argument', `scenario ${formatScenarioPath(at)}: ${why}`, { path: at });
   }
 
   /** The node's host (its rules, conntrack, interfaces). */
   host(node: string): Host {
     return this.net.host(node);
+  }
+
+  /** Whether the data plane has a host of that name (a node, a built-in host, a scenario host). */
+  hasHost(name: string): boolean {
+    return this.net.hostNames().includes(name);
+  }
+
+  /**
+   * One host-file line on a host now (a timeline action). Errors are {@link SimError}s naming
+   * `path` when given.
+   */
+  runCommand(host: string, line: string, path: readonly (string | number)[] = []): void {
+    if (!this.hasHost(host)) throw new SimError('unknown-name', `${path.length > 0 ? `scenario ${formatScenarioPath(path)}: ` : ''}no host "${host}" in the data plane`, { path });
+    try {
+      runHostCommand(this.net.host(host), line);
+    } catch (e) {
+      throw scenarioNetError(path, e);
+    }
   }
 
   /** A Pod's sandbox started with `ip`: its namespace appears on the node's bridge, listening on its ports. */

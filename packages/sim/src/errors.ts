@@ -33,10 +33,16 @@ export type SimErrorCode =
 export class SimError extends Error {
   override readonly name = 'SimError';
   readonly code: SimErrorCode;
+  /**
+   * For a problem in a scenario's data (`SimScenario`): the offending field, as keys and indexes from
+   * the scenario's root (`['cluster', 'nodes', 0, 'network', 2]`), so a file format can point at it.
+   */
+  readonly path?: readonly (string | number)[];
 
-  constructor(code: SimErrorCode, message: string) {
+  constructor(code: SimErrorCode, message: string, opts: { readonly path?: readonly (string | number)[] } = {}) {
     super(message);
     this.code = code;
+    if (opts.path !== undefined) this.path = opts.path;
   }
 }
 

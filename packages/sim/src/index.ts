@@ -87,7 +87,11 @@ export {
   type Action,
   type ActionKind,
   type ClusterSpec,
+  type HostSpec,
+  type LinkSpec,
+  type NetworkSpec,
   type NodeSpec,
+  type ProbeSource,
   type PodSpec,
   type PortSpec,
   type ProbeSpec,
@@ -109,6 +113,7 @@ export {
   type Informers,
   type KubeClient,
 } from './context.ts';
-export { World, type KubeletTimings, type WorldOptions } from './world.ts';
-export { runScenario, type ControllerRegistry, type RunScenarioOptions, type ScenarioReport } from './run.ts';
+export { World, hostCommandOf, type KubeletTimings, type WorldOptions } from './world.ts';
+export { BUILTIN_HOSTS, OVERLAY_DEVICE, formatScenarioPath } from './datapath.ts';
+export { checkScenarioNetwork, runScenario, type ControllerRegistry, type RunScenarioOptions, type ScenarioReport } from './run.ts';
 export { netfilterBackend, type NetfilterBackend } from './netfilterBackend.ts';

@@ -100,6 +100,10 @@ function builtin(e: TraceEvent): RenderedLine | undefined {
       return storyLine(`service ${str(e['service'])} updated`);
     case 'world.service.delete':
       return storyLine(`service ${str(e['service'])} deleted`);
+    case 'world.workload.scale':
+      return storyLine(`workload ${str(e['workload'])} scaled from ${str(e['from'])} to ${str(e['replicas'])} Pods`);
+    case 'world.net.command':
+      return storyLine(`on ${str(e['host'])}: ${str(e['command'])}`);
     case 'world.action-skipped':
       return storyLine(`(${str(e['action'])} skipped: ${str(e['reason'])})`);
     case 'kube.api.write': {
@@ -144,7 +148,8 @@ function builtin(e: TraceEvent): RenderedLine | undefined {
     case 'fault.iptables.slow':
       return storyLine(`fault: iptables on ${str(e['node'])} takes ${str(e['extraMs'])}ms longer for ${str(e['durationMs'])}ms`);
     case 'probe.result':
-      return storyLine(e['ok'] === true ? `probe ${str(e['probe'])} succeeds again` : `probe ${str(e['probe'])} fails: ${str(e['outcome'])}${str(e['detail']) !== '' ? ` (${str(e['detail'])})` : ''}`);
+      if (e['ok'] === true) return storyLine(e['first'] === true ? `probe ${str(e['probe'])} succeeds: ${str(e['detail'])}` : `probe ${str(e['probe'])} succeeds again`);
+      return storyLine(`probe ${str(e['probe'])} fails: ${str(e['outcome'])}${str(e['detail']) !== '' ? ` (${str(e['detail'])})` : ''}`);
     case 'kube.watch.gap':
       return storyLine(`watch ${str(e['watch'])} loses events until t=${str(e['untilMs'])}ms`);
     case 'kube.reflector.list':

@@ -10,7 +10,7 @@ import type { InvariantSource } from './invariants.ts';
 import type { JsonObject } from './json.ts';
 import { validateScenario, type SimScenario } from './scenario.ts';
 import type { TraceEvent } from './trace.ts';
-import { World, type WorldOptions } from './world.ts';
+import { World, hostCommandOf, type WorldOptions } from './world.ts';
 
 /** Controllers by the name scenarios use; each factory gets the scenario's controller options. */
 export type ControllerRegistry = { readonly [name: string]: (options: JsonObject) => Controller<ControllerContext> };
@@ -55,9 +55,35 @@ export async function runScenario(scenario: SimScenario, opts: RunScenarioOption
     probes: scenario.probes ?? [],
     settleMs: scenario.settleMs,
     trace: opts.trace ?? true,
+    // Network actions change the data plane: it exists when the timeline has some.
+    ...(scenario.timeline.some((t) => 'host' in t.action) ? { datapath: true } : {}),
   });
   for (const t of scenario.timeline) world.at(t.atMs, t.action);
   const outcome = await world.run(scenario.horizonMs);
   world.engine.emit('sim.end', { status: outcome.status, steps: outcome.steps });
   return { outcome, events: world.events, world };
+}
+
+/**
+ * Build the data plane a scenario describes, and play its network actions in time order on it,
+ * without running anything: every node, host and link line the kernel refuses, and every timeline
+ * command that would fail, is reported as a {@link SimError} whose `path` names the field
+ * (`['cluster', 'nodes', 0, 'network', 2]`, `['timeline', 3, 'action']`). File formats call this
+ * to point at the line of the file.
+ *
+ * @example
+ * ```ts
+ * try { checkScenarioNetwork(scenario); } catch (e) { if (isSimError(e)) console.log(e.path, e.message); }
+ * ```
+ */
+export function checkScenarioNetwork(scenario: SimScenario): void {
+  validateScenario(scenario);
+  const world = new World({ seed: scenario.seed, cluster: scenario.cluster, probes: scenario.probes ?? [], trace: false, datapath: true });
+  const dp = world.datapath;
+  if (dp === undefined) return;
+  const ordered = scenario.timeline.map((t, i) => ({ t, i })).sort((a, b) => a.t.atMs - b.t.atMs || a.i - b.i);
+  for (const { t, i } of ordered) {
+    const a = t.action;
+    if ('host' in a) dp.runCommand(a.host, hostCommandOf(a), ['timeline', i, 'action']);
+  }
 }

@@ -5,6 +5,7 @@
  * `@netsim/scenario` (which owns the YAML format): every field is JSON-able and nothing refers to
  * code except by name (the controller, through a registry).
  */
+import { BUILTIN_HOSTS } from './datapath.ts';
 import { SimError } from './errors.ts';
 import type { JsonObject } from './json.ts';
 
@@ -53,6 +54,44 @@ export interface ServiceSpec {
 
 export interface NodeSpec {
   readonly name: string;
+  /**
+   * Host-file lines (`@netsim/kernel`'s vocabulary: `ip link add eth1 type physical`, `ip addr add
+   * 198.51.100.11/25 dev eth1`, `ip route add …`, `sysctl -w net.ipv4.conf.all.rp_filter=1`) run on
+   * the node after the world has built its default network (eth0 on the LAN, cni0, the Pod network).
+   */
+  readonly network?: readonly string[];
+}
+
+/** A host of the data plane that is not a node: a client, a router, a firewall, a second load balancer. */
+export interface HostSpec {
+  /** A new host's name, or `lb`, `gw`, `ext` to add lines to a built-in one. */
+  readonly name: string;
+  /** Host-file lines run in order (interfaces, addresses, routes, sysctls, `listen tcp PORT`). */
+  readonly network: readonly string[];
+  /** The host's rules as `iptables-save` prints them (e.g. a stateful firewall); no agent manages them. */
+  readonly rules?: string;
+}
+
+/** An L2 link between interfaces named `host/iface`. */
+export type LinkSpec =
+  /** A cable or veth pair between two interfaces. */
+  | { readonly kind: 'wire'; readonly ends: readonly [string, string] }
+  /** A switch: every member in one broadcast domain. The built-in `lan` (nodes' eth0, lb, gw) and `internet` (gw's eth1, ext) may be extended. */
+  | { readonly kind: 'segment'; readonly name: string; readonly members: readonly string[] };
+
+/** The data plane beyond the default one (see `docs/engine.md`, "The world"). */
+export interface NetworkSpec {
+  /**
+   * How nodes reach each other's Pod CIDRs: `host-gw` (default: routes via the node IPs on the LAN)
+   * or `vxlan` (flannel's VXLAN backend: a `flannel.1` device holding the first address of the
+   * node's Pod CIDR as /32, peers' Pod CIDRs routed `via <peer>.0 dev flannel.1 onlink`, VXLAN over
+   * the node IPs, port 8472).
+   */
+  readonly podNetwork?: 'host-gw' | 'vxlan';
+  /** Extra hosts, or extra lines and rules for the built-in `lb`, `gw` and `ext`. */
+  readonly hosts?: readonly HostSpec[];
+  /** Wires and switches joining the hosts' interfaces. */
+  readonly links?: readonly LinkSpec[];
 }
 
 export interface ClusterSpec {
@@ -73,6 +112,8 @@ export interface ClusterSpec {
    * (a freed IP comes back at once: IP reuse).
    */
   readonly ipamPolicy?: 'round-robin' | 'lowest-free';
+  /** The data plane beyond the default one: a Pod overlay, extra hosts, links (nodes' own lines are on {@link NodeSpec}). */
+  readonly network?: NetworkSpec;
 }
 
 /** Everything that can happen on a timeline: Kubernetes changes, faults and lifecycle events. */
@@ -81,6 +122,21 @@ export type Action =
   | { readonly kind: 'pod.delete'; readonly namespace?: string; readonly name: string; readonly graceSeconds?: number }
   /** Delete then create a Pod of the same name and spec `gapMs` later (a StatefulSet restart). */
   | { readonly kind: 'pod.recreate'; readonly namespace?: string; readonly name: string; readonly gapMs: number }
+  /**
+   * Scale a workload to `replicas` Pods, named as a StatefulSet names them (`<name>-0`, `<name>-1`,
+   * …) and handled as one with `podManagementPolicy: Parallel`: every missing ordinal below
+   * `replicas` is created at once from the template, on `nodes[ordinal % nodes.length]`; every Pod
+   * with an ordinal at or above it is deleted at once, highest first.
+   */
+  | {
+      readonly kind: 'workload.scale';
+      readonly namespace?: string;
+      readonly name: string;
+      readonly replicas: number;
+      readonly nodes: readonly string[];
+      readonly labels?: Readonly<Record<string, string>>;
+      readonly ports: readonly PortSpec[];
+    }
   | { readonly kind: 'service.create'; readonly service: ServiceSpec }
   | { readonly kind: 'service.update'; readonly service: ServiceSpec }
   | { readonly kind: 'service.delete'; readonly namespace?: string; readonly name: string }
@@ -101,7 +157,17 @@ export type Action =
   /** The next iptables-restore on `node` fails at input line `line`. */
   | { readonly kind: 'iptables.restore-fail'; readonly node: string; readonly line: number }
   /** iptables commands on `node` take `extraMs` longer for `durationMs`. */
-  | { readonly kind: 'iptables.slow'; readonly node: string; readonly extraMs: number; readonly durationMs: number };
+  | { readonly kind: 'iptables.slow'; readonly node: string; readonly extraMs: number; readonly durationMs: number }
+  /** `sysctl -w key=value` on a host of the data plane (a node, `lb`, `gw`, `ext` or a scenario host). */
+  | { readonly kind: 'sysctl.set'; readonly host: string; readonly key: string; readonly value: string }
+  /** `ip link set IFACE up|down` on a host. */
+  | { readonly kind: 'link.set'; readonly host: string; readonly iface: string; readonly state: 'up' | 'down' }
+  /** `ip addr add|del ADDRESS/PREFIX dev IFACE` on a host. */
+  | { readonly kind: 'addr.add' | 'addr.del'; readonly host: string; readonly iface: string; readonly address: string }
+  /** `ip route add|del ROUTE` on a host (`route` is what follows: `198.51.100.128/25 via 192.0.2.3`). */
+  | { readonly kind: 'route.add' | 'route.del'; readonly host: string; readonly route: string }
+  /** Any host-file line on a host (`ip route add …`, `ip rule add …`, `listen tcp 80`). */
+  | { readonly kind: 'host.run'; readonly host: string; readonly command: string };
 
 export type ActionKind = Action['kind'];
 
@@ -117,7 +183,15 @@ export type ProbeSpec =
   /** A load balancer health-checks a NodePort on every node. */
   | { readonly kind: 'nodeport-health'; readonly service: string; readonly namespace?: string; readonly everyMs: number }
   /** Every running Pod opens a connection to an external host (egress through masquerade). */
-  | { readonly kind: 'pod-egress'; readonly everyMs: number };
+  | { readonly kind: 'pod-egress'; readonly everyMs: number }
+  /**
+   * One TCP connection from a host (`lb`, a scenario host) or a running Pod to `to:port` — a client
+   * reaching a node by a chosen address, or a Pod calling a NodePort.
+   */
+  | { readonly kind: 'connect'; readonly from: ProbeSource; readonly to: string; readonly port: number; readonly everyMs: number };
+
+/** Where a `connect` probe starts: a host of the data plane, or a Pod (while it runs). */
+export type ProbeSource = { readonly host: string } | { readonly pod: string; readonly namespace?: string };
 
 export interface SimScenario {
   readonly format: typeof SIM_SCENARIO_FORMAT;
@@ -139,8 +213,11 @@ export interface SimScenario {
 const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 function fail(path: string, msg: string): never {
-  throw new SimError('invalid-argument', `scenario ${path}: ${msg}`);
+  throw new SimError('invalid-argument', `scenario ${path}: ${msg}`, { path: path.split(/\.|\[|\]/).filter((k) => k !== '').map((k) => (/^[0-9]+$/.test(k) ? Number(k) : k)) });
 }
+
+
+const IPV4 = /^(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}$/;
 
 function checkMs(path: string, v: unknown, min = 0): void {
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min) fail(path, `must be an integer of milliseconds >= ${min}, got ${JSON.stringify(v)}`);
@@ -166,6 +243,34 @@ export function validateScenario(s: SimScenario): void {
     nodes.add(n.name);
   });
   (s.cluster.pods ?? []).forEach((p, i) => checkNode(`cluster.pods[${i}].node`, p.node, nodes));
+  // The data plane's hosts: nodes, the built-in ones, and the scenario's.
+  const hosts = new Set<string>([...nodes, ...BUILTIN_HOSTS]);
+  const net = s.cluster.network;
+  (net?.hosts ?? []).forEach((h, i) => {
+    const at = `cluster.network.hosts[${i}].name`;
+    if (!NAME.test(h.name)) fail(at, `"${h.name}" is not a DNS-1123 label`);
+    if (nodes.has(h.name)) fail(at, `"${h.name}" is a node: give a node's lines in cluster.nodes[].network`);
+    if (!BUILTIN_HOSTS.includes(h.name) && hosts.has(h.name)) fail(at, `duplicate host "${h.name}"`);
+    hosts.add(h.name);
+  });
+  (net?.links ?? []).forEach((l, i) => {
+    if (l.kind === 'segment' && !NAME.test(l.name)) fail(`cluster.network.links[${i}].name`, `"${l.name}" is not a DNS-1123 label`);
+    const ends = l.kind === 'wire' ? l.ends : l.members;
+    ends.forEach((e, k) => {
+      const host = e.split('/')[0] ?? '';
+      if (!hosts.has(host)) fail(`cluster.network.links[${i}].${l.kind === 'wire' ? 'ends' : 'members'}[${k}]`, `unknown host "${host}" in "${e}" (hosts: ${[...hosts].join(', ')})`);
+    });
+  });
+  const checkHost = (path: string, host: string): void => {
+    if (!hosts.has(host)) fail(path, `unknown host "${host}" (hosts: ${[...hosts].join(', ')})`);
+  };
+  (s.probes ?? []).forEach((p, i) => {
+    checkMs(`probes[${i}].everyMs`, p.everyMs, 1);
+    if (p.kind !== 'connect') return;
+    if ('host' in p.from) checkHost(`probes[${i}].from.host`, p.from.host);
+    if (!IPV4.test(p.to)) fail(`probes[${i}].to`, `expected an IPv4 address, got ${JSON.stringify(p.to)}`);
+    if (!Number.isInteger(p.port) || p.port < 1 || p.port > 65535) fail(`probes[${i}].port`, `expected a port from 1 to 65535, got ${JSON.stringify(p.port)}`);
+  });
   checkMs('horizonMs', s.horizonMs, 1);
   checkMs('settleMs', s.settleMs);
   s.timeline.forEach((t, i) => {
@@ -179,6 +284,12 @@ export function validateScenario(s: SimScenario): void {
         break;
       case 'pod.recreate':
         checkMs(`${at}.action.gapMs`, a.gapMs);
+        break;
+      case 'workload.scale':
+        if (!NAME.test(a.name)) fail(`${at}.action.name`, `"${a.name}" is not a DNS-1123 label`);
+        if (!Number.isSafeInteger(a.replicas) || a.replicas < 0 || a.replicas > 1000) fail(`${at}.action.replicas`, `must be a whole number from 0 to 1000, got ${JSON.stringify(a.replicas)}`);
+        if (a.nodes.length === 0) fail(`${at}.action.nodes`, 'must name at least one node');
+        a.nodes.forEach((n, k) => checkNode(`${at}.action.nodes[${k}]`, n, nodes));
         break;
       case 'agent.crash':
         checkNode(`${at}.action.node`, a.node, nodes);
@@ -217,6 +328,15 @@ export function validateScenario(s: SimScenario): void {
         checkNode(`${at}.action.node`, a.node, nodes);
         checkMs(`${at}.action.extraMs`, a.extraMs);
         checkMs(`${at}.action.durationMs`, a.durationMs);
+        break;
+      case 'sysctl.set':
+      case 'link.set':
+      case 'addr.add':
+      case 'addr.del':
+      case 'route.add':
+      case 'route.del':
+      case 'host.run':
+        checkHost(`${at}.action.host`, a.host);
         break;
       case 'pod.delete':
       case 'service.create':

@@ -31,7 +31,7 @@ import { SimError } from './errors.ts';
 import { SeededIds } from './ids.ts';
 import { instantiate, type InvariantSource } from './invariants.ts';
 import { createIptablesHandle, noIptablesFaults, type IptablesBackend, type IptablesFaultState, type IptablesHandleOptions, type RulesetStore } from './iptables.ts';
-import { ClusterDatapath, EXTERNAL_IP, EXTERNAL_PORT, type ProbeOutcome } from './datapath.ts';
+import { BUILTIN_HOSTS, ClusterDatapath, EXTERNAL_IP, EXTERNAL_PORT, type ProbeOutcome } from './datapath.ts';
 import type { JsonObject } from './json.ts';
 import { netfilterBackend } from './netfilterBackend.ts';
 import type { Action, ClusterSpec, PodSpec, ProbeSpec, ServiceSpec } from './scenario.ts';
@@ -60,7 +60,8 @@ export interface WorldOptions {
   readonly probes?: readonly ProbeSpec[];
   /**
    * Build the data plane (`@netsim/kernel` hosts for nodes, Pods, a load balancer and an external
-   * host) so probes can run through it. Default: built when there are probes.
+   * host) so probes can run through it. Default: built when there are probes or the cluster
+   * describes a network (`cluster.network`, a node's `network` lines).
    */
   readonly datapath?: boolean;
   /** Default settle time of invariants and probes (default 3000 ms). */
@@ -87,6 +88,10 @@ interface NodeState {
 
 const DEFAULT_NAMESPACE = 'default';
 
+function namespaceOr(n: string | undefined): string {
+  return n ?? DEFAULT_NAMESPACE;
+}
+
 /** The kube trace events the world acts on (sandboxes for the data plane, relists and backoffs as disruptions). */
 const WORLD_KUBE_EVENTS: readonly KubeTraceType[] = ['kube.kubelet', 'kube.ipam', 'kube.reflector.list', 'kube.reflector.backoff'];
 
@@ -111,6 +116,26 @@ function serviceInput(s: ServiceSpec): ServiceInput {
       ...(s.externalTrafficPolicy !== undefined ? { externalTrafficPolicy: s.externalTrafficPolicy } : {}),
     },
   };
+}
+
+/** The host-file line a network action runs. */
+export function hostCommandOf(a: Extract<Action, { readonly host: string }>): string {
+  switch (a.kind) {
+    case 'sysctl.set':
+      return `sysctl -w ${a.key}=${a.value}`;
+    case 'link.set':
+      return `ip link set ${a.iface} ${a.state}`;
+    case 'addr.add':
+      return `ip addr add ${a.address} dev ${a.iface}`;
+    case 'addr.del':
+      return `ip addr del ${a.address} dev ${a.iface}`;
+    case 'route.add':
+      return `ip route add ${a.route}`;
+    case 'route.del':
+      return `ip route del ${a.route}`;
+    case 'host.run':
+      return a.command;
+  }
 }
 
 function specOfPod(p: Pod): PodSpec {
@@ -201,6 +226,8 @@ export class World {
   readonly #nodes = new Map<string, NodeState>();
   readonly #owners = new Map<string, IpOwner>();
   readonly #probeResults = new Map<string, ProbeRecord>();
+  /** The targets each probe reported last round. */
+  readonly #probeTargets = new Map<ProbeSpec, ReadonlySet<string>>();
   readonly #kubelets: Kubelet[] = [];
   #lastDisruptionMs = -1;
   #datapath: ClusterDatapath | undefined;
@@ -271,8 +298,16 @@ export class World {
       kubelet.start();
       this.#kubelets.push(kubelet);
     });
-    if (opts.datapath ?? (opts.probes ?? []).length > 0) {
-      const dp = new ClusterDatapath({ rng: engine.streams.kernel, nodes: [...this.#nodes.values()].map((st) => st.info), initialRuleset: initial });
+    const describesNetwork = opts.cluster.network !== undefined || opts.cluster.nodes.some((n) => n.network !== undefined);
+    if (opts.datapath === false && describesNetwork) throw new SimError('invalid-argument', 'the cluster describes a network: do not set datapath: false together with cluster.network or a node\'s network lines');
+    if (opts.datapath ?? ((opts.probes ?? []).length > 0 || describesNetwork)) {
+      for (const n of opts.cluster.nodes) if (BUILTIN_HOSTS.includes(n.name)) throw new SimError('invalid-argument', `cluster.nodes: a node cannot be named "${n.name}" (a host of the data plane: ${BUILTIN_HOSTS.join(', ')})`);
+      const dp = new ClusterDatapath({
+        rng: engine.streams.kernel,
+        nodes: opts.cluster.nodes.map((n) => ({ info: this.#node(n.name).info, ...(n.network !== undefined ? { network: n.network } : {}) })),
+        initialRuleset: initial,
+        ...(opts.cluster.network !== undefined ? { network: opts.cluster.network } : {}),
+      });
       this.#datapath = dp;
       for (const st of this.#nodes.values()) {
         const h = dp.host(st.info.name);
@@ -414,13 +449,35 @@ export class World {
           results.push({ id: `pod-egress ${p.metadata.namespace}/${p.metadata.name} → ${EXTERNAL_IP}:${EXTERNAL_PORT}`, o: dp.connect(from, EXTERNAL_IP, EXTERNAL_PORT, now) });
         }
         break;
+      case 'connect': {
+        const src = spec.from;
+        let from: string | undefined;
+        let label: string;
+        if ('host' in src) {
+          from = src.host;
+          label = src.host;
+        } else {
+          const ns = src.namespace ?? DEFAULT_NAMESPACE;
+          label = `${ns}/${src.pod}`;
+          // A Pod that is not running has no namespace to connect from: no result this round.
+          const p = pods.find((x) => x.metadata.namespace === ns && x.metadata.name === src.pod);
+          from = p === undefined ? undefined : dp.podHost(p.metadata.uid);
+        }
+        if (from !== undefined) results.push({ id: `connect ${label} → ${spec.to}:${spec.port}`, o: dp.connect(from, spec.to, spec.port, now) });
+        break;
+      }
     }
-    const prefix = `${spec.kind} `;
-    for (const id of [...this.#probeResults.keys()]) if (id.startsWith(prefix) && !results.some((r) => r.id === id)) this.#probeResults.delete(id);
+    // Targets this probe had last round and not now (a Pod gone, a mapping removed) have no result
+    // any more; other probes' targets, even of the same kind, are theirs to keep.
+    const current = new Set(results.map((r) => r.id));
+    for (const id of this.#probeTargets.get(spec) ?? []) if (!current.has(id)) this.#probeResults.delete(id);
+    this.#probeTargets.set(spec, current);
     for (const { id, o } of results) {
       const before = this.#probeResults.get(id);
       this.#probeResults.set(id, { id, kind: spec.kind, ok: o.ok, outcome: o.outcome, detail: o.detail, atMs: now });
-      if (before === undefined ? !o.ok : before.ok !== o.ok) this.engine.emit('probe.result', { probe: id, ok: o.ok, outcome: o.outcome, detail: o.detail });
+      // A change is news; so is a `connect` probe's first answer, good or bad: it is one chosen
+      // path, and a scenario may want to show that it works.
+      if (before === undefined ? !o.ok || spec.kind === 'connect' : before.ok !== o.ok) this.engine.emit('probe.result', { probe: id, ok: o.ok, outcome: o.outcome, detail: o.detail, ...(before === undefined ? { first: true } : {}) });
     }
   }
 
@@ -461,16 +518,24 @@ export class World {
     const engine = this.engine;
     const api = this.api;
     this.#disrupted();
-    const emit = (type: string, fields: JsonObject): void => engine.emit(type, fields);
-    const ns = (n: string | undefined): string => n ?? DEFAULT_NAMESPACE;
-    const tolerate = (what: string, fn: () => void): void => {
-      try {
-        fn();
-      } catch (e) {
-        if (!isKubeError(e)) throw e;
-        emit('world.action-skipped', { action: what, reason: e.message });
-      }
+    // Helpers as methods of one object (not arrow functions bound to names, which some TypeScript
+    // runners rename at a cost on every call of act).
+    const h = {
+      emit(this: void, type: string, fields: JsonObject): void {
+        engine.emit(type, fields);
+      },
+      tolerate(this: void, what: string, fn: () => void): void {
+        try {
+          fn();
+        } catch (e) {
+          if (!isKubeError(e)) throw e;
+          engine.emit('world.action-skipped', { action: what, reason: e.message });
+        }
+      },
     };
+    const emit = h.emit;
+    const tolerate = h.tolerate;
+    const ns = namespaceOr;
     switch (action.kind) {
       case 'pod.create':
         emit('world.pod.create', { pod: `${ns(action.pod.namespace)}/${action.pod.name}`, node: action.pod.node, ports: action.pod.ports.map((p) => `${p.port}/${p.protocol}`).join(',') });
@@ -498,8 +563,36 @@ export class World {
         engine.after(action.gapMs, { kind: 'action', label: `recreate ${spec.name}` }, () => {
           this.#disrupted();
           emit('world.pod.create', { pod: `${ns(spec.namespace)}/${spec.name}`, node: spec.node, ports: spec.ports.map((p) => `${p.port}/${p.protocol}`).join(',') });
-          tolerate('pod.create', () => api.create('Pod', podInput(spec)));
+          // Another create may have taken the name during the gap (see pod.create above).
+          if (api.find('Pod', ns(spec.namespace), spec.name) !== undefined) emit('world.action-skipped', { action: 'pod.create', reason: alreadyExistsMessage('Pod', spec.name) });
+          else tolerate('pod.create', () => api.create('Pod', podInput(spec)));
         });
+        return;
+      }
+      case 'workload.scale': {
+        const namespace = ns(action.namespace);
+        const prefix = `${action.name}-`;
+        // The workload's Pods: `<name>-<ordinal>`, ordinals written as a StatefulSet writes them.
+        const ordinals = new Set<number>();
+        for (const p of api.list('Pod').items) {
+          if (p.metadata.namespace !== namespace || !p.metadata.name.startsWith(prefix)) continue;
+          const rest = p.metadata.name.slice(prefix.length);
+          if (/^(0|[1-9][0-9]*)$/.test(rest)) ordinals.add(Number(rest));
+        }
+        emit('world.workload.scale', { workload: `${namespace}/${action.name}`, from: ordinals.size, replicas: action.replicas });
+        for (const i of [...ordinals].sort((a, b) => b - a)) {
+          if (i < action.replicas) continue;
+          const name = `${prefix}${i}`;
+          emit('world.pod.delete', { pod: `${namespace}/${name}` });
+          tolerate('pod.delete', () => api.delete('Pod', namespace, name));
+        }
+        for (let i = 0; i < action.replicas; i++) {
+          if (ordinals.has(i)) continue;
+          const node = action.nodes[i % action.nodes.length] ?? '';
+          const spec: PodSpec = { namespace, name: `${prefix}${i}`, node, ...(action.labels !== undefined ? { labels: action.labels } : {}), ports: action.ports };
+          emit('world.pod.create', { pod: `${namespace}/${spec.name}`, node, ports: spec.ports.map((p) => `${p.port}/${p.protocol}`).join(',') });
+          tolerate('pod.create', () => api.create('Pod', podInput(spec)));
+        }
         return;
       }
       case 'service.create':
@@ -581,6 +674,20 @@ export class World {
         f.slowExtraMs = action.extraMs;
         f.slowUntilMs = engine.now() + action.durationMs;
         this.#disruptedUntil(f.slowUntilMs);
+        return;
+      }
+      case 'sysctl.set':
+      case 'link.set':
+      case 'addr.add':
+      case 'addr.del':
+      case 'route.add':
+      case 'route.del':
+      case 'host.run': {
+        const command = hostCommandOf(action);
+        const dp = this.#datapath;
+        if (dp === undefined) throw new SimError('invalid-argument', `${action.kind} on ${action.host}: network actions need the data plane (describe a network or add a probe)`);
+        emit('world.net.command', { host: action.host, command });
+        dp.runCommand(action.host, command);
         return;
       }
     }

@@ -74,6 +74,24 @@ describe('World', () => {
     expect(world.agent('node-1').incarnation).toBe(2);
   });
 
+  it('should skip a create of a Pod that exists (also at the end of a recreate gap) with the API server\'s own message', async () => {
+    const world = new World({ seed: 1, cluster: { nodes: [{ name: 'node-1' }] } });
+    world.at(10, pod('web-0'));
+    world.at(20, pod('web-0'));
+    world.at(30, { kind: 'pod.recreate', name: 'web-0', gapMs: 50 });
+    world.at(40, pod('web-0'));
+    expect((await world.run(200)).status).toBe('ok');
+    const skipped = world.events.filter((e) => e.type === 'world.action-skipped').map((e) => `${e.t} ${JSON.stringify(e['action'])}: ${JSON.stringify(e['reason'])}`);
+    let apiMessage = '';
+    try {
+      world.api.create('Pod', { metadata: { name: 'web-0' }, spec: { nodeName: 'node-1', containers: [{ name: 'main' }] } });
+    } catch (e) {
+      apiMessage = (e as Error).message;
+    }
+    expect(apiMessage).toBe('pods "web-0" already exists');
+    expect(skipped).toEqual([`20 "pod.create": ${JSON.stringify(apiMessage)}`, `80 "pod.create": ${JSON.stringify(apiMessage)}`]);
+  });
+
   it('should keep a context live: stopping turns true at SIGTERM, its functions work detached, and the view follows the clock', async () => {
     const seen: string[] = [];
     const controller: Controller<ControllerContext> = {
@@ -113,6 +131,41 @@ describe('World', () => {
     const o2 = await crash.run(5000);
     expect(o2.status).toBe('ok');
     expect(crash.agent('node-1').incarnation).toBeGreaterThan(2);
+  });
+
+  it('should scale a workload as a Parallel StatefulSet: missing ordinals created on the nodes in turn, the highest deleted first', async () => {
+    const world = new World({ seed: 2, cluster: { nodes: [{ name: 'node-1' }, { name: 'node-2' }] }, controller: annotator() });
+    const scale = (replicas: number): Action => ({ kind: 'workload.scale', name: 'web', replicas, nodes: ['node-1', 'node-2'], labels: { app: 'web' }, ports: [{ port: 8080, protocol: 'TCP' }] });
+    world.at(100, pod('web-1', 'node-2'));
+    world.at(200, scale(3));
+    world.at(1500, scale(1));
+    world.at(1500, pod('webx-9'));
+    let atScaleUp: { name: string; node: string | undefined }[] = [];
+    world.engine.at(1000, { kind: 'action', label: 'look' }, () => {
+      atScaleUp = world.api
+        .list('Pod')
+        .items.map((p) => ({ name: p.metadata.name, node: p.spec.nodeName }))
+        .sort((a, b) => a.name.localeCompare(b.name));
+    });
+    expect((await world.run(3000)).status).toBe('ok');
+    // web-1 existed (on node-2, where the user put it); web-0 and web-2 were made, on nodes[0 % 2] and nodes[2 % 2].
+    expect(atScaleUp).toEqual([
+      { name: 'web-0', node: 'node-1' },
+      { name: 'web-1', node: 'node-2' },
+      { name: 'web-2', node: 'node-1' },
+    ]);
+    // Scaling to 1 keeps web-0 only; webx-9 is another workload's name.
+    expect(world.api.list('Pod').items.map((p) => p.metadata.name).sort()).toEqual(['web-0', 'webx-9']);
+    const lines = story(world.events);
+    expect(lines.filter((l) => /workload|pod default\/web-\d (deleted|created)/.test(l)).map((l) => l.replace(/^\d+\. /, ''))).toEqual([
+      't=100ms pod default/web-1 created on node-2 (ports 8080/TCP)',
+      't=200ms workload default/web scaled from 1 to 3 Pods',
+      't=200ms pod default/web-0 created on node-1 (ports 8080/TCP)',
+      't=200ms pod default/web-2 created on node-1 (ports 8080/TCP)',
+      't=1500ms workload default/web scaled from 3 to 1 Pods',
+      't=1500ms pod default/web-2 deleted',
+      't=1500ms pod default/web-1 deleted',
+    ]);
   });
 
   it('should tolerate actions on objects that do not exist, saying so in the trace', async () => {

@@ -17,6 +17,11 @@ export interface KubeProxyOptions {
   readonly syncPeriodMs?: number;
   /** `--iptables-min-sync-period` in ms (default 1000). */
   readonly minSyncPeriodMs?: number;
+  /**
+   * `--nodeport-addresses`: `all` (default, the flag unset: NodePorts on every local address) or
+   * `primary` (only on the node's primary IP, its InternalIP).
+   */
+  readonly nodePortAddresses?: 'all' | 'primary';
 }
 
 /**
@@ -32,11 +37,12 @@ export function kubeProxy(variant: KubeProxyVariant, options: JsonObject = {}): 
   const clusterCidr = r.cidr('clusterCidr', '198.18.0.0/15');
   const syncPeriodMs = r.int('syncPeriodMs', 30_000, 1, 3_600_000);
   const minSyncPeriodMs = r.int('minSyncPeriodMs', 1000, 0, 3_600_000);
+  const nodePortAddresses = r.oneOf('nodePortAddresses', 'all', ['all', 'primary']);
   r.done();
   return {
     name: 'kube-proxy',
     create: (ctx) => {
-      const p = new Proxier(ctx, { clusterCidr, syncPeriodMs, minSyncPeriodMs, writeExternalChain: variant === 'fixed' ? writeExternalChain : writeExternalChainUnguarded });
+      const p = new Proxier(ctx, { clusterCidr, syncPeriodMs, minSyncPeriodMs, nodePortAddresses, writeExternalChain: variant === 'fixed' ? writeExternalChain : writeExternalChainUnguarded });
       return { start: () => p.run(), stop: () => p.stop() };
     },
   };

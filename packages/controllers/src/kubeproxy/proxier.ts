@@ -43,7 +43,7 @@ interface JumpChain {
   readonly extraArgs: readonly string[];
 }
 
-const NEW = ['-m', 'conntrack', '--ctstate', 'NEW'];
+const NEW: readonly string[] = ['-m', 'conntrack', '--ctstate', 'NEW'];
 
 /** kube-proxy's jumps from the built-in chains, then kubelet's (which kube-proxy also ensures). */
 export const JUMP_CHAINS: readonly JumpChain[] = [
@@ -72,6 +72,11 @@ export interface ProxierOptions {
   readonly minSyncPeriodMs: number;
   /** How the `KUBE-EXT-*` chains are written: this is where the variants differ. */
   readonly writeExternalChain: ExternalChainWriter;
+  /**
+   * `--nodeport-addresses`: `all` (the flag unset: every local address, `-m addrtype --dst-type
+   * LOCAL`) or `primary` (only the node's primary IP, one `-d IP` jump to `KUBE-NODEPORTS`).
+   */
+  readonly nodePortAddresses: 'all' | 'primary';
 }
 
 /** `%0.10f` of 1/n. */
@@ -364,7 +369,11 @@ export class Proxier {
     }
 
     // The NodePorts chain is the last rule of KUBE-SERVICES.
-    natRules.write('-A', KUBE_SERVICES, '-m', 'comment', '--comment', '"kubernetes service nodeports; NOTE: this must be the last rule in this chain"', '-m', 'addrtype', '--dst-type', 'LOCAL', '-j', KUBE_NODEPORTS);
+    // With --nodeport-addresses, one jump per matching node address instead of every local one:
+    // a NodePort reached by another address (a second NIC) is not DNATed and meets the host itself.
+    const nodePortsComment = '"kubernetes service nodeports; NOTE: this must be the last rule in this chain"';
+    if (this.opts.nodePortAddresses === 'all') natRules.write('-A', KUBE_SERVICES, '-m', 'comment', '--comment', nodePortsComment, '-m', 'addrtype', '--dst-type', 'LOCAL', '-j', KUBE_NODEPORTS);
+    else natRules.write('-A', KUBE_SERVICES, '-m', 'comment', '--comment', nodePortsComment, '-d', `${this.ctx.nodeInfo.ip}/32`, '-j', KUBE_NODEPORTS);
 
     filterRules.write('-A', KUBE_FORWARD, '-m', 'conntrack', '--ctstate', 'INVALID', '-j', 'DROP');
     filterRules.write('-A', KUBE_FORWARD, '-m', 'comment', '--comment', '"kubernetes forwarding rules"', '-m', 'mark', '--mark', mark, '-j', 'ACCEPT');

@@ -61,6 +61,15 @@ describe('kube-proxy:fixed', () => {
     expect(rules.find((l) => l.startsWith('-A PREROUTING '))).toBe('-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES');
   });
 
+  it('should jump to KUBE-NODEPORTS for the primary IP only with nodePortAddresses primary, as --nodeport-addresses=primary does', async () => {
+    const w = new World({ seed: 1, cluster: { nodes: [{ name: 'node-1' }], services: [web], pods: [pod('web-0', 'node-1', 'web')] }, controller: kubeProxy('fixed', { nodePortAddresses: 'primary' }) });
+    expect((await w.run(3000)).status).toBe('ok');
+    const last = nat(w, 'node-1').filter((l) => l.startsWith('-A KUBE-SERVICES '));
+    expect(last.at(-1)).toBe('-A KUBE-SERVICES -d 192.0.2.11/32 -m comment --comment "kubernetes service nodeports; NOTE: this must be the last rule in this chain" -j KUBE-NODEPORTS');
+    expect(last.some((l) => l.includes('addrtype'))).toBe(false);
+    expect(() => kubeProxy('fixed', { nodePortAddresses: '192.0.2.0/24' })).toThrow(/nodePortAddresses/);
+  });
+
   it('should send external traffic of a Local Service to KUBE-SVL on the node with the endpoint, and drop it in filter KUBE-EXTERNAL-SERVICES elsewhere', async () => {
     const w = world('fixed');
     expect((await w.run(5000)).status).toBe('ok');
