@@ -79,7 +79,7 @@ export function ruleKey(rule: Rule): string {
   return key;
 }
 
-const ruleKeys = new WeakMap<Rule, string>();
+const ruleKeys = new WeakMap<Rule, string>(); // tidy-allow: memo of a pure function of an immutable rule
 
 export interface ParseRuleSpecOptions {
   /** The table the rule is for (default `filter`): decides which targets are accepted. */
