@@ -7,7 +7,7 @@ import type { ParsedCommand } from './command.ts';
 import { TableDraft } from './draft.ts';
 import { kernelRefused, type IptablesVersion } from './failure.ts';
 import { listRules, listTable } from './listing.ts';
-import { ruleKey } from './ruleSpec.ts';
+import { formatRuleSpec, ruleKey } from './ruleSpec.ts';
 import { BUILTIN_CHAINS, type Ruleset, type TableName } from './types.ts';
 
 /** Drafts of the tables a batch touches, made on first use from a committed ruleset. */
@@ -69,10 +69,11 @@ export function applyCommand(d: TableDraft, cmd: ParsedCommand, version: Iptable
     }
     case 'D':
       if (cmd.ruleNum !== undefined) d.deleteNum(chain as string, cmd.ruleNum);
-      else for (const r of cmd.rules) d.deleteSpec(chain as string, r, ruleKey);
+      // The command's rule is new each time: its key is made, not remembered (see ruleKey).
+      else for (const r of cmd.rules) d.deleteSpec(chain as string, formatRuleSpec(r), ruleKey);
       return '';
     case 'C':
-      for (const r of cmd.rules) d.check(chain as string, r, ruleKey);
+      for (const r of cmd.rules) d.check(chain as string, formatRuleSpec(r), ruleKey);
       return '';
     case 'N':
       d.newChain(chain as string);

@@ -302,23 +302,26 @@ export class TableDraft {
     this.created = true;
   }
 
-  /** `-D chain spec`: the first rule with the same spec (counters aside). */
-  deleteSpec(chainName: string, rule: Rule, key: (r: Rule) => string): void {
+  /**
+   * `-D chain spec`: the first rule with the same spec (counters aside): whose `key` is `want`,
+   * the key of the rule the command gives.
+   */
+  deleteSpec(chainName: string, want: string, key: (r: Rule) => string): void {
     const c = this.chains.get(chainName);
-    const k = c === undefined ? -1 : this.find(c, rule, key);
+    const k = c === undefined ? -1 : this.find(c, want, key);
     if (c === undefined || k < 0) throw refused('Bad rule (does a matching rule exist in that chain?)');
     const [old] = this.writable(c).splice(k, 1);
     if (old !== undefined) this.removeRef(c.name, old);
     this.created = true;
   }
 
-  check(chainName: string, rule: Rule, key: (r: Rule) => string): void {
+  /** `-C chain spec`, as {@link deleteSpec} finds the rule. */
+  check(chainName: string, want: string, key: (r: Rule) => string): void {
     const c = this.chains.get(chainName);
-    if (c === undefined || this.find(c, rule, key) < 0) throw refused('Bad rule (does a matching rule exist in that chain?)');
+    if (c === undefined || this.find(c, want, key) < 0) throw refused('Bad rule (does a matching rule exist in that chain?)');
   }
 
-  private find(c: DraftChain, rule: Rule, key: (r: Rule) => string): number {
-    const want = key(rule);
+  private find(c: DraftChain, want: string, key: (r: Rule) => string): number {
     for (let k = 0; k < c.rules.length; k++) if (key(c.rules[k] as Rule) === want) return k;
     return -1;
   }

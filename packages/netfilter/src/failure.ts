@@ -23,7 +23,17 @@ export class Failure extends Error {
   readonly prefixed: boolean;
 
   constructor(kind: FailureKind, message: string, opts: { argIndex?: number; bare?: boolean; prefixed?: boolean } = {}) {
-    super(message);
+    // No stack trace: a Failure is an expected outcome (a `-C` that finds no rule, a line the
+    // real tool rejects), always caught and turned into the tool's exit status and stderr or a
+    // NetfilterError (which has its own stack). Capturing one costs more than the rest of a
+    // failing `iptables -C` together.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+      super(message);
+    } finally {
+      Error.stackTraceLimit = limit;
+    }
     this.kind = kind;
     this.argIndex = opts.argIndex;
     this.bare = opts.bare ?? false;

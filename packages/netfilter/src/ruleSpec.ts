@@ -69,8 +69,17 @@ export function formatRuleSpec(rule: Rule): string {
 
 /** The identity of a rule for `-D`/`-C`: its printed spec (counters are not part of it). */
 export function ruleKey(rule: Rule): string {
-  return ruleSpecWords(rule).join(' ');
+  // Rules are immutable, so a rule's key is made once: `-C`/`-D` compare it with every rule of the
+  // chain, and a controller polling with `-C` asks again and again about the same rules.
+  let key = ruleKeys.get(rule);
+  if (key === undefined) {
+    key = ruleSpecWords(rule).join(' ');
+    ruleKeys.set(rule, key);
+  }
+  return key;
 }
+
+const ruleKeys = new WeakMap<Rule, string>(); // tidy-allow: memo of a pure function of an immutable rule
 
 export interface ParseRuleSpecOptions {
   /** The table the rule is for (default `filter`): decides which targets are accepted. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { exec, formatSave, freshRuleset, type Ruleset } from '../src/index.ts';
+import { exec, formatSave, freshRuleset, parseSave, type Ruleset } from '../src/index.ts';
 import { fixture } from './fixtures.ts';
 
 // fixtures/exec-cases.json was recorded by fixtures/record.ts from fixtures/exec-cases.txt: each
@@ -63,6 +63,38 @@ describe('exec', () => {
     expect(res.exitCode).toBe(2);
     expect(res.stderr).toBe("iptables v1.8.9 (nf_tables): Set KUBE-X doesn't exist.\n\nTry `iptables -h' or 'iptables --help' for more information.\n");
     expect(exec(freshRuleset(), argv, { ipsets: ['KUBE-X'] }).exitCode).toBe(0);
+  });
+
+  it('should answer repeated -C and -D by the rules as they are now, after renames and deletions', () => {
+    let r = freshRuleset();
+    for (const argv of [['-N', 'A'], ['-N', 'B'], ['-A', 'INPUT', '-p', 'tcp', '--dport', '22', '-j', 'A'], ['-A', 'INPUT', '-s', '192.0.2.1', '-j', 'B']]) r = exec(r, argv).ruleset;
+    const check = (argv: readonly string[]): number => exec(r, ['-C', 'INPUT', ...argv]).exitCode;
+    for (let k = 0; k < 3; k++) {
+      expect(check(['-p', 'tcp', '--dport', '22', '-j', 'A'])).toBe(0);
+      expect(check(['-p', 'tcp', '--dport', '23', '-j', 'A'])).toBe(1);
+    }
+    r = exec(r, ['-E', 'A', 'C']).ruleset;
+    expect(check(['-p', 'tcp', '--dport', '22', '-j', 'A'])).toBe(2); // no chain A any more
+    expect(check(['-p', 'tcp', '--dport', '22', '-j', 'C'])).toBe(0);
+    const miss = exec(r, ['-C', 'INPUT', '-s', '192.0.2.2', '-j', 'B'], { version: '1.8.9' });
+    expect(miss).toEqual({ ruleset: r, stdout: '', stderr: 'iptables: Bad rule (does a matching rule exist in that chain?).\n', exitCode: 1 });
+    r = exec(r, ['-D', 'INPUT', '-s', '192.0.2.1', '-j', 'B']).ruleset;
+    expect(check(['-s', '192.0.2.1', '-j', 'B'])).toBe(1);
+    expect(formatSave(r)).toContain('-A INPUT -p tcp -m tcp --dport 22 -j C\n');
+  });
+
+  it('should leave the stack trace limit as it was after failures, and give NetfilterErrors their stack', () => {
+    const limit = Error.stackTraceLimit;
+    expect(exec(freshRuleset(), ['-C', 'INPUT', '-j', 'ACCEPT']).exitCode).toBe(1);
+    expect(exec(freshRuleset(), ['-Q']).exitCode).toBe(2);
+    expect(Error.stackTraceLimit).toBe(limit);
+    let stack = '';
+    try {
+      parseSave('*filter\n-A INPUT --bogus\nCOMMIT\n');
+    } catch (e) {
+      stack = (e as Error).stack ?? '';
+    }
+    expect(stack).toContain('parseSave');
   });
 
   it('should rewrite jumps to a renamed chain', () => {
