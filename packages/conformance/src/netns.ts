@@ -70,7 +70,7 @@ export function nextPrefix(): string {
   return `${NETNS_PREFIX}${process.pid}-${sequence++}`;
 }
 
-const owned = new Set<string>();
+const owned = new Set<string>(); // tidy-allow: the namespaces this process made, so an interrupt can remove them
 let handlersInstalled = false; // tidy-allow: signal handlers belong to the process; install them once
 
 function cleanupAll(): void {

@@ -42,6 +42,7 @@ export interface ParsedIpv4 {
   readonly proto: number;
   readonly ttl: number;
   readonly totalLength: number;
+  /** TCP/UDP ports; for an ICMP query both hold its identifier. */
   readonly sport: number;
   readonly dport: number;
   readonly tcpFlags: number;
@@ -58,7 +59,7 @@ export interface ParsedFrame {
   readonly ip?: ParsedIpv4;
 }
 
-const PAYLOAD = [0x6e, 0x63, 0x66, 0x21]; // "ncf!": a few bytes so UDP and ICMP carry data
+const PAYLOAD: readonly number[] = [0x6e, 0x63, 0x66, 0x21]; // "ncf!": a few bytes so UDP and ICMP carry data
 
 function sum16(bytes: Uint8Array, from: number, to: number, acc: number): number {
   let s = acc;
@@ -190,7 +191,7 @@ export function parseIpv4(b: Uint8Array, at = 0): ParsedIpv4 | undefined {
     const code = b[l4 + 1] ?? 0;
     const isError = type === 3 || type === 11 || type === 12;
     const quoted = isError ? parseIpv4(b, l4 + 8) : undefined;
-    const id = type === 0 || type === 8 ? get16(b, l4 + 4) : 0;
+    const id = isIcmpQuery(type) ? get16(b, l4 + 4) : 0;
     const p: ParsedIpv4 = { ...base, sport: id, dport: id, tcpFlags: 0, icmpType: type, icmpCode: code };
     return quoted === undefined ? p : { ...p, quoted };
   }
@@ -222,13 +223,21 @@ export function formatTcpFlags(flags: number): string {
   return names.length === 0 ? 'none' : names.join(',');
 }
 
-/** One line a human can read: `tcp 192.0.2.2:40000 > 198.18.0.5:80 [SYN]`. */
+/** ICMP queries (echo, timestamp, information, address mask) carry an identifier; errors do not. */
+export function isIcmpQuery(type: number): boolean {
+  return type === 0 || type === 8 || (type >= 13 && type <= 18);
+}
+
+/**
+ * One line a human can read: `tcp 192.0.2.2:40000 > 198.18.0.5:80 [SYN]`, or for an ICMP query
+ * `icmp 192.0.2.2 > 198.18.0.5 type 8 code 0 id 7` (its id is in `sport`).
+ */
 export function describePacket(p: Pick<ParsedIpv4, 'src' | 'dst' | 'proto' | 'sport' | 'dport' | 'tcpFlags' | 'icmpType' | 'icmpCode'>): string {
   const s = formatIpv4(p.src);
   const d = formatIpv4(p.dst);
   if (p.proto === PROTO_TCP) return `tcp ${s}:${p.sport} > ${d}:${p.dport} [${formatTcpFlags(p.tcpFlags)}]`;
   if (p.proto === PROTO_UDP) return `udp ${s}:${p.sport} > ${d}:${p.dport}`;
-  if (p.proto === PROTO_ICMP) return `icmp ${s} > ${d} type ${p.icmpType} code ${p.icmpCode}`;
+  if (p.proto === PROTO_ICMP) return `icmp ${s} > ${d} type ${p.icmpType} code ${p.icmpCode}${isIcmpQuery(p.icmpType) ? ` id ${p.sport}` : ''}`;
   return `proto ${p.proto} ${s} > ${d}`;
 }
 

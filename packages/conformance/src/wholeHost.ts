@@ -13,8 +13,8 @@
  * delivery, and the conntrack table.
  */
 import fc from 'fast-check';
-import { formatIpv4, parseIpv4, type Packet } from '@netsim/netfilter';
-import { Host, traceHostPacket, type HostTraceResult, type RandomSource, type TraceStep } from '@netsim/kernel';
+import { formatIpv4, parseIpv4 } from '@netsim/netfilter';
+import { Host, traceHostPacket, type HostPacket, type HostTraceResult, type RandomSource, type TraceStep } from '@netsim/kernel';
 import { nfCaseArb, PROFILES, type NfCase, type Profile } from './generate.ts';
 import type { Injection, Lab, Sysctls } from './lab.ts';
 import { UDP_LISTEN_PORTS } from './lab.ts';
@@ -87,9 +87,10 @@ export function buildNetsimHost(topology: Topology, rp: RpFilter, c: NfCase, pin
   return host;
 }
 
-function nfPacketOf(inj: Injection, topology: Topology): Packet {
+function nfPacketOf(inj: Injection, topology: Topology): HostPacket {
   const p = inj.packet;
   return {
+    icmpId: p.proto === PROTO_ICMP ? p.icmpId : 0,
     src: p.src,
     dst: p.dst,
     proto: p.proto,
@@ -127,14 +128,15 @@ function egressOf(step: Extract<TraceStep, { kind: 'fate' }>): string {
   const proto = v.proto === 'tcp' ? PROTO_TCP : v.proto === 'udp' ? PROTO_UDP : v.proto === 'icmp' ? PROTO_ICMP : Number(v.proto);
   const [icmpType, icmpCode] = v.icmp === undefined ? [0, 0] : (ICMP_NAMES[v.icmp] ?? [-1, -1]);
   const flags = (v.flags ?? '').split(',').reduce((acc, f) => acc | (FLAG_BITS[f] ?? 0), 0);
-  const ip: ParsedIpv4 = { src: parseIpv4(v.src), dst: parseIpv4(v.dst), proto, ttl: 0, totalLength: 0, sport: v.sport ?? 0, dport: v.dport ?? 0, tcpFlags: flags, icmpType, icmpCode };
+  const id = v.icmpId ?? 0;
+  const ip: ParsedIpv4 = { src: parseIpv4(v.src), dst: parseIpv4(v.dst), proto, ttl: 0, totalLength: 0, sport: v.sport ?? id, dport: v.dport ?? id, tcpFlags: flags, icmpType, icmpCode };
   const line = describeEgress(step.iface ?? '?', ip);
   return v.inner === undefined ? line : `${line} quoting ${v.inner}`;
 }
 
 /** The lab capture's ICMP errors quote the whole packet; netsim's trace quotes `src:sport > dst:dport`. */
 function quoteLikeNetsim(line: string): string {
-  return line.replace(/ quoting (?:tcp|udp) (\S+) > (\S+)(?: \[[^\]]*\])?$/, ' quoting $1 > $2').replace(/ quoting icmp (\S+) > (\S+) type \d+ code \d+$/, ' quoting $1 > $2');
+  return line.replace(/ quoting (?:tcp|udp) (\S+) > (\S+)(?: \[[^\]]*\])?$/, ' quoting $1 > $2').replace(/ quoting icmp (\S+) > (\S+) type \d+ code \d+(?: id \d+)?$/, ' quoting $1 > $2');
 }
 
 /** netsim's outcome of one traced packet; `counters` are this packet's matched rules only. */
@@ -160,11 +162,12 @@ function addCounters(a: { readonly [k: string]: number }, b: { readonly [k: stri
 
 /**
  * The answer of the peer a forwarded packet reached: source and destination (and ports) swapped;
- * a SYN is answered SYN-ACK, other TCP with an ACK, UDP in kind, an echo request with a reply.
- * Undefined when the packet did not leave towards a peer.
+ * a SYN is answered SYN-ACK, other TCP with an ACK, UDP in kind, an echo request with an echo
+ * reply carrying the id the request left with. Undefined when the packet did not leave towards a
+ * peer.
  */
 export function replyTo(egressLine: string, topology: Topology): Injection | undefined {
-  const m = /^(\S+) (tcp|udp|icmp) (\d+\.\d+\.\d+\.\d+)(?::(\d+))? > (\d+\.\d+\.\d+\.\d+)(?::(\d+))?(?: \[([A-Z,]+|none)\])?(?: type (\d+) code (\d+))?$/.exec(egressLine);
+  const m = /^(\S+) (tcp|udp|icmp) (\d+\.\d+\.\d+\.\d+)(?::(\d+))? > (\d+\.\d+\.\d+\.\d+)(?::(\d+))?(?: \[([A-Z,]+|none)\])?(?: type (\d+) code (\d+)(?: id (\d+))?)?$/.exec(egressLine);
   if (m === null) return undefined;
   const iface = ifaceByName(topology, m[1] as string);
   if (iface === undefined) return undefined;
@@ -181,7 +184,7 @@ export function replyTo(egressLine: string, topology: Topology): Injection | und
     tcpFlags: proto !== PROTO_TCP ? 0 : (flags & TCP.SYN) !== 0 ? TCP.SYN | TCP.ACK : TCP.ACK,
     icmpType: 0,
     icmpCode: 0,
-    icmpId: 0,
+    icmpId: proto === PROTO_ICMP ? Number(m[10] ?? 0) : 0,
     // The packets the lab sends start at seq 0x1000 and ack 0x2000 (packet.ts): answer in window.
     ...(proto === PROTO_TCP ? ((flags & TCP.SYN) !== 0 ? { seq: 0x5000, ack: 0x1001 } : { seq: 0x2000, ack: 0x1000 }) : {}),
   };
@@ -206,7 +209,7 @@ export interface HostCaseResult {
 
 /**
  * Runs one whole-host case: the first packet, then the answer to it when the kernel forwarded it
- * to a peer. ICMP flows are one packet (the echo id is not modelled by netsim; see fidelity.md).
+ * to a peer (an echo request gets the echo reply with the id it left with).
  */
 export function runHostCase(lab: Lab, c: HostCase): HostCaseResult {
   const rulesetText = renderRestore(c.ruleset);
@@ -232,7 +235,7 @@ export function runHostCase(lab: Lab, c: HostCase): HostCaseResult {
     const forwarded = kernelAll.egress.length === 1 ? kernelAll.egress[0] : undefined;
     // Only a forwarded packet gets an answer: one to the node itself would meet its TCP/UDP stack,
     // which traceHostPacket does not run.
-    next = n === 0 && inj.kind === 'ingress' && forwarded !== undefined && inj.packet.proto !== PROTO_ICMP ? replyTo(forwarded, lab.topology) : undefined;
+    next = n === 0 && inj.kind === 'ingress' && forwarded !== undefined ? replyTo(forwarded, lab.topology) : undefined;
   }
   void kernelBefore;
   return { rulesetText, steps, diffs: steps.flatMap((s, i) => s.diffs.map((d) => `packet ${i + 1}: ${d}`)) };
@@ -241,70 +244,36 @@ export function runHostCase(lab: Lab, c: HostCase): HostCaseResult {
 /** A known reason for a whole-host difference (see docs/fidelity.md). */
 export interface KnownHostIssue {
   readonly id: string;
+  /** Why the kernel and netsim differ, with the evidence and the owner, in full sentences. */
   readonly reason: string;
+  /** The case and its result show what causes it. */
+  applies(c: HostCase, r: HostCaseResult): boolean;
 }
 
-export const KNOWN_HOST_ISSUES = {
-  icmpId: {
-    id: 'kernel-icmp-conntrack-without-id',
-    reason:
-      "netsim's conntrack keys an ICMP echo flow by addresses only and `conntrack -L` prints it without `type=8 code=0 id=N` (and the reply without `type=0 code=0 id=N`); the kernel keys echo flows by the echo id too and prints them. Two pings with different ids are two flows on Linux, one in netsim. Owner: @netsim/kernel (conntrack tuples, formatCtEntry).",
-  },
-  addrtypeLimitBroadcast: {
-    id: 'kernel-addrtype-limit-iface-broadcast',
-    reason:
-      "With --limit-iface-in/out, `addrtype` asks the kernel for the address type on that interface only (inet_dev_addr_type): a subnet broadcast address of another interface is then UNICAST, since its broadcast route is on the other device. @netsim/kernel's addrType (datapath.ts evalCtx) returns BROADCAST for it. Minimal case: raw PREROUTING `-m addrtype --dst-type UNICAST --limit-iface-in`, UDP from uplink2 (in eth1) to 192.0.2.3 (eth0's broadcast): the kernel counts it, netsim does not. Owner: @netsim/kernel.",
-  },
-  outputRerouteOif: {
-    id: 'kernel-output-reroute-changes-oif-for-filter',
-    reason:
-      "When nat OUTPUT DNATs a locally sent packet and the kernel re-routes it out of another interface, the rest of the OUTPUT hook (filter OUTPUT) still sees the original `-o` interface: the hook state is fixed when the hook starts (nf_hook_state->out); only POSTROUTING sees the new one. @netsim/kernel hands filter OUTPUT the re-routed interface. Minimal case: nat OUTPUT `-j DNAT --to-destination 203.0.113.2`, filter OUTPUT `-A OUTPUT -o eth1` and `-A OUTPUT -o vethpod` (counting rules); the node sends udp 198.18.3.3:40000 > 198.18.0.5:30080 (routed out eth1, re-routed to vethpod): the kernel counts the eth1 rule, netsim the vethpod rule. (The netfilter-level path model does what the kernel does.) Owner: @netsim/kernel.",
-  },
-} as const satisfies { readonly [k: string]: KnownHostIssue };
+/**
+ * The known whole-host differences. Fixed ones leave the list and keep an agreement test in
+ * test/wholeHost.test.ts: kernel-icmp-conntrack-without-id (conntrack keyed ICMP echo flows without
+ * the echo id), kernel-output-reroute-changes-oif-for-filter (filter OUTPUT saw the re-routed
+ * `-o`) and kernel-addrtype-limit-iface-broadcast (another interface's subnet broadcast was
+ * BROADCAST under `--limit-iface-in/out`), all fixed in @netsim/kernel.
+ */
+export const KNOWN_HOST_ISSUES: readonly KnownHostIssue[] = [];
 
 export type HostVerdict =
   | { readonly kind: 'agree' }
-  /** netsim says it does not model something the case needs (e.g. broadcast delivery). */
+  /** netsim says it does not model something the case needs, or a rule is undecidable. */
   | { readonly kind: 'undecided'; readonly reason: string }
   | { readonly kind: 'known'; readonly issues: readonly KnownHostIssue[] }
   | { readonly kind: 'new' };
 
-function withoutIcmpIds(o: Outcome): Outcome {
-  return { ...o, conntrack: o.conntrack.map((l) => (l.startsWith('icmp ') ? l.replace(/type=\d+/, 'type=0').replace(/id=\d+/g, 'id=0') : l)) };
-}
-
-function hasLimitIfaceAddrtype(c: NfCase): boolean {
-  for (const t of Object.values(c.ruleset.tables)) {
-    for (const ch of Object.values(t.chains)) {
-      if (ch.rules.some((r) => r.matches.some((m) => m.kind === 'addrtype' && (m.limitIfaceIn || m.limitIfaceOut)))) return true;
-    }
-  }
-  return false;
-}
-
-function reroutedToAnotherIface(r: HostCaseResult): boolean {
-  const routes = (r.steps[0]?.trace.trace ?? []).filter((s): s is Extract<TraceStep, { kind: 'route' }> => s.kind === 'route');
-  const first = routes.find((s) => s.lookup === 'output');
-  return routes.some((s) => s.lookup === 'reroute' && first !== undefined && s.iface !== first.iface);
-}
-
-function usesOutIfaceInOutput(c: NfCase): boolean {
-  return Object.values(c.ruleset.tables.filter.chains).some((ch) => ch.rules.some((rule) => rule.outIface !== undefined));
-}
-
 /** Classifies a whole-host result: agreement, a known issue, something netsim does not model, or new. */
-export function classifyHostCase(c: HostCase, r: HostCaseResult, broadcasts: readonly number[]): HostVerdict {
+export function classifyHostCase(c: HostCase, r: HostCaseResult): HostVerdict {
   for (const s of r.steps) {
     const why = s.trace.reason ?? '';
     if (s.trace.fate === 'unknown' || why.includes('is not modelled')) return { kind: 'undecided', reason: why === '' ? 'an undecidable rule' : why };
   }
   if (r.diffs.length === 0) return { kind: 'agree' };
-  const issues: KnownHostIssue[] = [];
-  if (c.injection.kind === 'local' && reroutedToAnotherIface(r) && usesOutIfaceInOutput(c)) return { kind: 'known', issues: [KNOWN_HOST_ISSUES.outputRerouteOif] };
-  const touchesBroadcast = r.steps.some((s) => broadcasts.includes(s.injection.packet.dst) || broadcasts.includes(s.injection.packet.src));
-  if (touchesBroadcast && hasLimitIfaceAddrtype(c)) return { kind: 'known', issues: [KNOWN_HOST_ISSUES.addrtypeLimitBroadcast] };
-  const left = r.steps.flatMap((s) => diffOutcomes(withoutIcmpIds(s.kernel), withoutIcmpIds(s.netsim)));
-  if (left.length === 0) issues.push(KNOWN_HOST_ISSUES.icmpId);
+  const issues = KNOWN_HOST_ISSUES.filter((k) => k.applies(c, r));
   return issues.length > 0 ? { kind: 'known', issues } : { kind: 'new' };
 }
 
@@ -327,7 +296,6 @@ export function runHostCampaign(
   opts: { readonly seed: number; readonly runs: number; readonly profiles?: readonly Profile[]; readonly replay?: number; readonly onCase?: (index: number, v: HostVerdict) => void },
 ): HostCampaignResult {
   const cases = hostCampaignCases(lab.topology, opts.seed, opts.replay === undefined ? opts.runs : opts.replay + 1, opts.profiles);
-  const broadcasts = lab.topology.ifaces.map((i) => ((i.addr | ~(0xffffffff << (32 - i.prefix))) >>> 0));
   let agreed = 0;
   let ran = 0;
   const undecided: { index: number; reason: string }[] = [];
@@ -335,7 +303,7 @@ export function runHostCampaign(
   cases.forEach((c, index) => {
     if (opts.replay !== undefined && index !== opts.replay) return;
     const result = runHostCase(lab, c);
-    const verdict = classifyHostCase(c, result, broadcasts);
+    const verdict = classifyHostCase(c, result);
     ran++;
     opts.onCase?.(index, verdict);
     if (verdict.kind === 'agree') agreed++;

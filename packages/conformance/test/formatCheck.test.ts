@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, inject, it } from 'vitest';
-import { emptyRuleset, parseSave, tryRestore } from '@netsim/netfilter';
+import { emptyRuleset, parseSave, tryRestore, type Chain, type Rule, type Ruleset } from '@netsim/netfilter';
 import { rulesetArbitrary } from '@netsim/netfilter/testing';
 import { blamedLine, classifiedFormatCheck, classifyRefusal, explainLine, formatCheck, KNOWN_FORMAT_ISSUES, lineDiff, roundTripThroughKernel, stripSaveComments } from '../src/formatCheck.ts';
 
@@ -49,7 +49,12 @@ describe.skipIf(!env.ok)('format check against the real iptables-restore/iptable
   });
 
   it('should record a rule the kernel refuses, take it out and check the rest', () => {
-    const rs = parseSave('*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A INPUT -p tcp -j TCPMSS --clamp-mss-to-pmtu\n-A INPUT -p tcp -m tcp --dport 22 -j ACCEPT\nCOMMIT\n');
+    const base = parseSave('*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A INPUT -p tcp -m tcp --dport 22 -j ACCEPT\nCOMMIT\n');
+    // netsim's restore refuses this rule as the kernel does, so it goes into the model directly.
+    const tcpmss: Rule = { matches: [], proto: { proto: 6, negate: false }, target: { kind: 'unknown', name: 'TCPMSS', args: ['--clamp-mss-to-pmtu'] } };
+    const input = base.tables.filter.chains['INPUT'] as Chain;
+    const filter = { ...base.tables.filter, chains: { ...base.tables.filter.chains, INPUT: { ...input, rules: [tcpmss, ...input.rules] } } };
+    const rs: Ruleset = { tables: { ...base.tables, filter } };
     const r = formatCheck(rs);
     expect(r.refusals.map((x) => x.rule)).toEqual(['-A INPUT -p tcp -j TCPMSS --clamp-mss-to-pmtu']);
     expect(r.refusals[0]?.error).toContain('Invalid argument');

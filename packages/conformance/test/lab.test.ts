@@ -120,7 +120,7 @@ describe.skipIf(!env.ok)('lab (real kernel in network namespaces)', () => {
     expect(obs[0]?.sendError).toBe('EPERM');
     expect(egress(obs.slice(0, 1))).toEqual([]);
     expect(obs[1]?.sendError).toBeNull();
-    expect(egress(obs.slice(1))).toEqual(['eth1 icmp 192.0.2.1 > 198.18.0.5 type 8 code 0']);
+    expect(egress(obs.slice(1))).toEqual(['eth1 icmp 192.0.2.1 > 198.18.0.5 type 8 code 0 id 3']);
   });
 
   it('should attribute each frame to the packet that caused it when several are sent in one run', () => {

@@ -61,7 +61,8 @@ describe('packet', () => {
   it('should describe packets and flags in one readable line', () => {
     expect(describePacket({ ...base, tcpFlags: TCP.FIN | TCP.ACK })).toBe('tcp 192.0.2.2:40000 > 198.18.0.5:80 [ACK,FIN]');
     expect(formatTcpFlags(0)).toBe('none');
-    expect(describePacket({ ...base, proto: PROTO_ICMP, icmpType: 8 })).toBe('icmp 192.0.2.2 > 198.18.0.5 type 8 code 0');
+    expect(describePacket({ ...base, proto: PROTO_ICMP, icmpType: 8, sport: 7, dport: 7 })).toBe('icmp 192.0.2.2 > 198.18.0.5 type 8 code 0 id 7');
+    expect(describePacket({ ...base, proto: PROTO_ICMP, icmpType: 3, icmpCode: 1, sport: 0, dport: 0 })).toBe('icmp 192.0.2.2 > 198.18.0.5 type 3 code 1');
   });
 
   it('should refuse a malformed MAC address', () => {

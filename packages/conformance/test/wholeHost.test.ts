@@ -8,7 +8,6 @@ import { buildNetsimHost, classifyHostCase, formatHostDisagreement, hostSysctls,
 const env = inject('conformanceEnv');
 const HOST_RUNS = 60;
 const HOST_SEED = 20260106;
-const BROADCASTS = [ip('192.0.2.3'), ip('198.51.100.3'), ip('203.0.113.3')];
 const RP0 = { all: 0, ifaces: { eth0: 0, eth1: 0, vethpod: 0 } };
 
 function hostCase(over: Partial<HostCase> & Pick<HostCase, 'injection'>): HostCase {
@@ -34,6 +33,7 @@ describe('whole host: building blocks', () => {
     expect(replyTo('vethpod udp 192.0.2.2:53 > 203.0.113.2:53', TOPOLOGY)?.packet.proto).toBe(PROTO_UDP);
     expect(replyTo('eth0 tcp 198.18.0.5:81 > 192.0.2.2:40000 [ACK,RST]', TOPOLOGY)).toBeUndefined();
     expect(replyTo('eth0 icmp 192.0.2.1 > 192.0.2.2 type 3 code 3', TOPOLOGY)).toBeUndefined();
+    expect(replyTo('eth1 icmp 192.0.2.2 > 198.18.0.5 type 8 code 0 id 7', TOPOLOGY)?.packet).toMatchObject({ src: ip('198.18.0.5'), dst: ip('192.0.2.2'), proto: PROTO_ICMP, icmpType: 0, icmpId: 7 });
   });
 
   it('should build netsim\'s node with the lab\'s addresses and routes', () => {
@@ -86,7 +86,7 @@ describe.skipIf(!env.ok)('whole host: @netsim/kernel against the kernel', () => 
     expect(loose.diffs).toEqual([]);
   });
 
-  it('should record the ICMP echo id netsim lacks as a known disagreement', () => {
+  it('should agree on ICMP echo flows: one entry per echo id, and the echo reply matched by its id', () => {
     // A conntrack match: without a rule that needs it, the kernel would track nothing at all.
     const base = emptyRuleset();
     const rs: Ruleset = {
@@ -97,51 +97,76 @@ describe.skipIf(!env.ok)('whole host: @netsim/kernel against the kernel', () => 
     };
     const c = hostCase({ ruleset: rs, injection: { kind: 'ingress', peer: 'client', packet: { src: ip('192.0.2.2'), dst: ip('198.18.0.5'), proto: PROTO_ICMP, sport: 0, dport: 0, tcpFlags: 0, icmpType: 8, icmpCode: 0, icmpId: 7 } } });
     const r = runHostCase(lab, c);
+    expect(r.steps[0]?.kernel.egress).toEqual(['eth1 icmp 192.0.2.2 > 198.18.0.5 type 8 code 0 id 7']);
     expect(r.steps[0]?.kernel.conntrack).toEqual(['icmp type=8 192.0.2.2>198.18.0.5 id=7 reply 198.18.0.5>192.0.2.2 id=7 unreplied mark=0']);
-    const v = classifyHostCase(c, r, BROADCASTS);
-    expect(['agree', 'known']).toContain(v.kind);
-    if (v.kind === 'known') expect(v.issues.map((i) => i.id)).toEqual(['kernel-icmp-conntrack-without-id']);
+    // The echo reply from uplink2 carries id 7: it is the flow's reply, forwarded back to the client.
+    expect(r.steps[1]?.kernel.egress).toEqual(['eth0 icmp 198.18.0.5 > 192.0.2.2 type 0 code 0 id 7']);
+    expect(r.steps[1]?.kernel.conntrack).toEqual(['icmp type=8 192.0.2.2>198.18.0.5 id=7 reply 198.18.0.5>192.0.2.2 id=7 mark=0']);
+    expect(r.diffs).toEqual([]);
+    expect(classifyHostCase(c, r).kind).toBe('agree');
   });
 
-  it('should record addrtype --limit-iface-in on another interface\'s broadcast as a known disagreement', () => {
+  it("should agree that addrtype --limit-iface-in calls another interface's subnet broadcast UNICAST", () => {
     const base = emptyRuleset();
+    const addrtype = (type: 'UNICAST' | 'BROADCAST', limit: boolean): Rule => ({ matches: [{ kind: 'addrtype', dst: { types: [type], negate: false }, limitIfaceIn: limit, limitIfaceOut: false }] });
     const rs: Ruleset = {
       tables: {
         ...base.tables,
-        raw: { name: 'raw', chains: { ...base.tables.raw.chains, PREROUTING: { name: 'PREROUTING', policy: 'ACCEPT', rules: [{ matches: [{ kind: 'addrtype', dst: { types: ['UNICAST'], negate: false }, limitIfaceIn: true, limitIfaceOut: false }] }] } } },
+        raw: { name: 'raw', chains: { ...base.tables.raw.chains, PREROUTING: { name: 'PREROUTING', policy: 'ACCEPT', rules: [addrtype('UNICAST', true), addrtype('BROADCAST', true), addrtype('BROADCAST', false)] } } },
       },
     };
     const c = hostCase({ ruleset: rs, injection: { kind: 'ingress', peer: 'uplink2', packet: { src: ip('198.18.0.5'), dst: ip('203.0.113.2'), proto: PROTO_UDP, sport: 53, dport: 53, tcpFlags: 0, icmpType: 0, icmpCode: 0, icmpId: 0 } } });
-    // A unicast destination: both sides count it.
-    expect(runHostCase(lab, c).diffs).toEqual([]);
-    // eth0's broadcast, arriving on eth1: the kernel says UNICAST for eth1.
+    // A unicast destination: both sides count the first rule only.
+    const uni = runHostCase(lab, c);
+    expect(uni.steps[0]?.kernel.counters).toEqual({ 'raw PREROUTING #1': 1 });
+    expect(uni.diffs).toEqual([]);
+    // eth0's broadcast, arriving on eth1: UNICAST for eth1, BROADCAST without the limit.
     const bc: HostCase = { ...c, injection: { ...c.injection, packet: { ...c.injection.packet, dst: ip('192.0.2.3') } } };
     const r = runHostCase(lab, bc);
-    expect(r.steps[0]?.kernel.counters['raw PREROUTING #1']).toBe(1);
-    if (r.steps[0]?.netsim.counters['raw PREROUTING #1'] !== 1) {
-      expect(r.diffs).toContain('packet 1: counter raw PREROUTING #1: kernel 1, netsim 0');
-      // netsim also stops at the broadcast ("not modelled"), so the case as a whole is undecided.
-      expect(['known', 'undecided']).toContain(classifyHostCase(bc, r, BROADCASTS).kind);
-    }
+    expect(r.steps[0]?.kernel.counters).toEqual({ 'raw PREROUTING #1': 1, 'raw PREROUTING #3': 1 });
+    expect(r.steps[0]?.netsim.counters).toEqual(r.steps[0]?.kernel.counters);
   });
 
-  it('should record that filter OUTPUT keeps the original -o after a DNAT re-route as a known disagreement', () => {
+  it('should agree that filter OUTPUT keeps the original -o after a nat OUTPUT DNAT re-routes the packet, and POSTROUTING sees the new one', () => {
     const base = emptyRuleset();
     const out = (name: string): Rule => ({ outIface: { name, wildcard: false, negate: false }, matches: [] });
     const rs: Ruleset = {
       tables: {
         ...base.tables,
-        nat: { name: 'nat', chains: { ...base.tables.nat.chains, OUTPUT: { name: 'OUTPUT', policy: 'ACCEPT', rules: [{ proto: { proto: 17, negate: false }, matches: [], target: { kind: 'DNAT', to: { minIp: ip('203.0.113.2'), maxIp: ip('203.0.113.2') }, random: false, persistent: false } }] } } },
+        nat: {
+          name: 'nat',
+          chains: {
+            ...base.tables.nat.chains,
+            OUTPUT: { name: 'OUTPUT', policy: 'ACCEPT', rules: [{ proto: { proto: 17, negate: false }, matches: [], target: { kind: 'DNAT', to: { minIp: ip('203.0.113.2'), maxIp: ip('203.0.113.2') }, random: false, persistent: false } }] },
+            POSTROUTING: { name: 'POSTROUTING', policy: 'ACCEPT', rules: [out('eth1'), out('vethpod')] },
+          },
+        },
         filter: { name: 'filter', chains: { ...base.tables.filter.chains, OUTPUT: { name: 'OUTPUT', policy: 'ACCEPT', rules: [out('eth1'), out('vethpod')] } } },
       },
     };
+    // Routed out eth1 (198.18.0.0/16), re-routed to vethpod by the DNAT.
     const c = hostCase({ profile: 'local', ruleset: rs, injection: { kind: 'local', mark: 0, packet: { src: ip('198.18.3.3'), dst: ip('198.18.0.5'), proto: PROTO_UDP, sport: 40000, dport: 30080, tcpFlags: 0, icmpType: 0, icmpCode: 0, icmpId: 0 } } });
     const r = runHostCase(lab, c);
-    expect(r.steps[0]?.kernel.counters).toEqual({ 'filter OUTPUT #1': 1, 'nat OUTPUT #1': 1 });
+    expect(r.steps[0]?.kernel.counters).toEqual({ 'filter OUTPUT #1': 1, 'nat OUTPUT #1': 1, 'nat POSTROUTING #2': 1 });
     expect(r.steps[0]?.kernel.egress).toEqual(['vethpod udp 198.18.3.3:40000 > 203.0.113.2:30080']);
-    const v = classifyHostCase(c, r, BROADCASTS);
-    expect(['agree', 'known']).toContain(v.kind);
-    if (v.kind === 'known') expect(v.issues.map((i) => i.id)).toEqual(['kernel-output-reroute-changes-oif-for-filter']);
+    expect(r.diffs).toEqual([]);
+    expect(classifyHostCase(c, r).kind).toBe('agree');
+  });
+
+  it('should agree that broadcasts are local input: delivered and tracked, and REJECT answers none of them', () => {
+    const base = emptyRuleset();
+    const udp = (src: string, dst: string): Injection => ({ kind: 'ingress', peer: 'uplink2', packet: { src: ip(src), dst: ip(dst), proto: PROTO_UDP, sport: 5000, dport: 9999, tcpFlags: 0, icmpType: 0, icmpCode: 0, icmpId: 0 } });
+    // A conntrack match, so the kernel tracks; a port nothing listens on, so only a unicast would get an ICMP error.
+    const track: Ruleset = { tables: { ...base.tables, raw: { name: 'raw', chains: { ...base.tables.raw.chains, PREROUTING: { name: 'PREROUTING', policy: 'ACCEPT', rules: [{ matches: [{ kind: 'conntrack', ctstate: { states: ['NEW'], negate: false } }] }] } } } } };
+    for (const inj of [udp('198.51.100.2', '192.0.2.3'), udp('198.51.100.2', '255.255.255.255'), udp('0.0.0.0', '255.255.255.255')]) {
+      const r = runHostCase(lab, hostCase({ ruleset: track, injection: inj }));
+      expect([r.steps[0]?.kernel.delivered, r.steps[0]?.kernel.egress, r.steps[0]?.kernel.conntrack.length]).toEqual([true, [], 1]);
+      expect(r.diffs).toEqual([]);
+    }
+    const reject: Ruleset = { tables: { ...base.tables, filter: { name: 'filter', chains: { ...base.tables.filter.chains, INPUT: { name: 'INPUT', policy: 'ACCEPT', rules: [{ matches: [], target: { kind: 'REJECT', with: 'icmp-port-unreachable' } }] } } } } };
+    const r = runHostCase(lab, hostCase({ ruleset: reject, injection: udp('198.51.100.2', '198.51.100.3') }));
+    expect([r.steps[0]?.kernel.counters, r.steps[0]?.kernel.egress, r.steps[0]?.kernel.delivered]).toEqual([{ 'filter INPUT #1': 1 }, [], false]);
+    expect(r.diffs).toEqual([]);
   });
 
   it(`should agree with the kernel on ${HOST_RUNS} generated flows (seed ${HOST_SEED}) except for known issues`, () => {

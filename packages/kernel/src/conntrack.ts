@@ -13,13 +13,38 @@
 import { formatIpv4, type Ipv4 } from '@netsim/netfilter';
 import type { ConntrackTimeouts } from './sysctl.ts';
 
-/** A connection tuple. For protocols without ports the ports are 0. */
+/**
+ * A connection tuple. TCP and UDP have their ports. ICMP queries keep what the kernel keys them
+ * by: `sport` is the identifier (`src.u.icmp.id`, the same in both directions) and `dport` is
+ * `type << 8 | code` (`dst.u.icmp`), so an echo request's reply tuple says echo reply. Other
+ * protocols have 0 in both.
+ */
 export interface Tuple {
   readonly src: Ipv4;
   readonly dst: Ipv4;
   readonly proto: number;
   readonly sport: number;
   readonly dport: number;
+}
+
+const PROTO_ICMP_NUM = 1;
+
+/** `type << 8 | code`, the `dport` of an ICMP tuple. */
+export function icmpTypeCode(type: number, code: number): number {
+  return ((type & 0xff) << 8) | (code & 0xff);
+}
+
+/** The ICMP query types whose reply type is known (`invmap` in nf_conntrack_proto_icmp.c). */
+const ICMP_INVERSE: { readonly [type: number]: number } = { 8: 0, 0: 8, 13: 14, 14: 13, 15: 16, 16: 15, 17: 18, 18: 17 };
+
+/** Whether an ICMP packet of this type gets a tuple that can be inverted (an entry is possible). */
+export function icmpInvertible(type: number): boolean {
+  return ICMP_INVERSE[type] !== undefined;
+}
+
+/** ICMP types that may create a connection (`valid_new`): echo, timestamp, information and address mask requests. */
+export function icmpStartsConnection(type: number): boolean {
+  return type === 8 || type === 13 || type === 15 || type === 17;
 }
 
 export type CtDir = 'original' | 'reply';
@@ -74,7 +99,12 @@ export function tupleKey(t: Tuple): string {
   return `${t.proto}|${t.src}|${t.sport}|${t.dst}|${t.dport}`;
 }
 
+/** `nf_ct_invert_tuple`: the tuple of the other direction (for ICMP: same id, the inverse type). */
 export function invertTuple(t: Tuple): Tuple {
+  if (t.proto === PROTO_ICMP_NUM) {
+    const type = t.dport >>> 8;
+    return { src: t.dst, dst: t.src, proto: t.proto, sport: t.sport, dport: icmpTypeCode(ICMP_INVERSE[type] ?? type, t.dport & 0xff) };
+  }
   return { src: t.dst, dst: t.src, proto: t.proto, sport: t.dport, dport: t.sport };
 }
 
@@ -348,13 +378,15 @@ export function protoName(p: number): string {
 }
 
 function tupleText(t: Tuple): string {
-  const ports = t.proto === 6 || t.proto === 17 ? ` sport=${t.sport} dport=${t.dport}` : '';
+  const ports =
+    t.proto === 6 || t.proto === 17 ? ` sport=${t.sport} dport=${t.dport}` : t.proto === PROTO_ICMP_NUM ? ` type=${t.dport >>> 8} code=${t.dport & 0xff} id=${t.sport}` : '';
   return `src=${formatIpv4(t.src)} dst=${formatIpv4(t.dst)}${ports}`;
 }
 
 /**
  * One entry as `conntrack -L` prints it (conntrack-tools 1.4.7), e.g.
- * `tcp      6 431999 ESTABLISHED src=… dst=… sport=… dport=… src=… … [ASSURED] mark=0 use=1`.
+ * `tcp      6 431999 ESTABLISHED src=… dst=… sport=… dport=… src=… … [ASSURED] mark=0 use=1`, or
+ * `icmp     1 29 src=… dst=… type=8 code=0 id=7 [UNREPLIED] src=… dst=… type=0 code=0 id=7 mark=0 use=1`.
  * The timeout column is the whole seconds left at `nowMs`, as the kernel reports it.
  */
 export function formatCtEntry(e: CtEntry, nowMs: number): string {

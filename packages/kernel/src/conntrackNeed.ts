@@ -7,7 +7,7 @@
  */
 import type { Match, Ruleset, Target } from '@netsim/netfilter';
 
-const CT_MODULES = new Set(['conntrack', 'state', 'connmark', 'connbytes', 'connlabel', 'connlimit', 'helper', 'cluster']);
+const CT_MODULES: ReadonlySet<string> = new Set(['conntrack', 'state', 'connmark', 'connbytes', 'connlabel', 'connlimit', 'helper', 'cluster']);
 
 function matchNeeds(m: Match): boolean {
   if (m.kind === 'conntrack' || m.kind === 'state') return true;

@@ -7,7 +7,8 @@
  * - received, forwarded: PREROUTING → routing decision (ip_forward of the incoming interface,
  *   rp_filter) → FORWARD (mangle, filter) → POSTROUTING (mangle, nat) → confirm → wire;
  * - sent by this host: routing → OUTPUT (raw, conntrack, mangle — re-route if the mark changed —,
- *   nat — re-route if the destination changed —, filter) → POSTROUTING → confirm → wire, or
+ *   nat — re-route if the destination changed —, filter; every OUTPUT table sees the first
+ *   route's interface, POSTROUTING the re-routed one) → POSTROUTING → confirm → wire, or
  *   back in through `lo` (PREROUTING raw/mangle, INPUT mangle/filter; nat already decided).
  *
  * nat chains are walked only while a connection's NAT for that manip type is undecided (its first
@@ -37,12 +38,13 @@ import {
   TCP_SYN,
   UDP_STREAM_AFTER_MS,
   formatCtEntry,
+  icmpInvertible,
+  icmpStartsConnection,
   invertTuple,
   tcpTimeoutSec,
   tcpTransition,
   type CtDir,
   type CtEntry,
-  type Tuple,
 } from './conntrack.ts';
 import { addrTypeOf, fibLookup, routeSource, selectSourceAddr, type FibResult } from './fib.ts';
 import type { Host } from './host.ts';
@@ -53,6 +55,8 @@ import {
   PROTO_TCP,
   PROTO_UDP,
   copyPkt,
+  icmpName,
+  innerOf,
   isIcmpError,
   pktTuple,
   viewPkt,
@@ -143,12 +147,8 @@ function ctView(sk: SkbCt): ConntrackView {
 function evalCtx(host: Host, view: ConntrackView, rc: RunCtx): EvalContext {
   return {
     addrType(addr: Ipv4, iface: string | null): AddrType {
-      if (iface === null) return addrTypeOf(host.fib, addr);
-      // --limit-iface-in/out: only addresses of that interface count as LOCAL.
-      const i = host.fib.ifaces.get(iface);
-      if (i?.addrs.some((a) => a.addr === addr) === true) return 'LOCAL';
-      const t = addrTypeOf(host.fib, addr);
-      return t === 'LOCAL' ? 'UNICAST' : t;
+      // --limit-iface-in/out pass the interface: table local's routes on other devices do not count.
+      return addrTypeOf(host.fib, addr, iface);
     },
     conntrack: view,
     random31: rc.random31,
@@ -284,7 +284,7 @@ const GENERIC_TIMEOUT_SEC = 600;
 
 function newEntry(host: Host, pkt: Pkt, rc: RunCtx): SkbCt {
   const t = host.config.sysctls.ctTimeouts;
-  const tuple: Tuple = pkt.proto === PROTO_TCP || pkt.proto === PROTO_UDP ? pktTuple(pkt) : { src: pkt.src, dst: pkt.dst, proto: pkt.proto, sport: 0, dport: 0 };
+  const tuple = pktTuple(pkt);
   if (pkt.proto === PROTO_TCP) {
     const next = tcpTransition('NONE', 'original', pkt.tcpFlags);
     if (next === 'IV' || next === 'IG') {
@@ -295,6 +295,13 @@ function newEntry(host: Host, pkt: Pkt, rc: RunCtx): SkbCt {
     e.tcpState = next;
     ctTrace(host, 'new', e, rc, 'original');
     return { entry: e, dir: 'original', state: 'NEW' };
+  }
+  if (pkt.proto === PROTO_ICMP && !icmpStartsConnection(pkt.icmpType)) {
+    // init_conntrack cannot invert the tuple of a type without a reply type; icmp_packet refuses
+    // a reply type (an echo reply, …) as the first packet. Either way the packet has no entry.
+    const why = icmpInvertible(pkt.icmpType) ? `an ICMP ${icmpName(pkt.icmpType, pkt.icmpCode)} cannot start a connection` : `ICMP ${icmpName(pkt.icmpType, pkt.icmpCode)} is not tracked`;
+    ctTrace(host, 'invalid', null, rc, undefined, `(${why})`);
+    return { entry: null, dir: 'original', state: 'INVALID' };
   }
   const timeout = pkt.proto === PROTO_UDP ? t.udp : pkt.proto === PROTO_ICMP ? ICMP_TIMEOUT_SEC : GENERIC_TIMEOUT_SEC;
   const e = host.conntrack.create(tuple, rc.nowMs, timeout);
@@ -328,8 +335,7 @@ function conntrackIn(host: Host, pkt: Pkt, notrack: boolean, rc: RunCtx): SkbCt 
     ctTrace(host, 'related', hit.entry, rc, hit.dir);
     return { entry: hit.entry, dir: hit.dir, state: 'RELATED' };
   }
-  const tuple: Tuple = pkt.proto === PROTO_TCP || pkt.proto === PROTO_UDP ? pktTuple(pkt) : { src: pkt.src, dst: pkt.dst, proto: pkt.proto, sport: 0, dport: 0 };
-  const hit = table.find(tuple, rc.nowMs);
+  const hit = table.find(pktTuple(pkt), rc.nowMs);
   if (hit === undefined) return newEntry(host, pkt, rc);
   const e = hit.entry;
   const dir = hit.dir;
@@ -462,7 +468,7 @@ function applyNat(host: Host, hook: Hook, manip: Manip, pkt: Pkt, sk: SkbCt, rc:
   if (sk.state === 'RELATED' && isIcmpError(pkt) && pkt.inner !== null) {
     changed = manipIcmpError(pkt, pkt.inner, e, sk.dir, manip);
   } else {
-    changed = manipPacket(pkt, e, sk.dir, manip, pkt.proto === PROTO_TCP || pkt.proto === PROTO_UDP);
+    changed = manipPacket(pkt, e, sk.dir, manip);
   }
   if (changed && !rc.lean) rc.trace.push({ kind: 'nat', host: host.name, hook, manip, action: 'rewrite', from: before, to: ends(pkt) });
 }
@@ -532,6 +538,24 @@ function validateSource(host: Host, pkt: Pkt, inIf: string, oif: string | null, 
   return push(true, `route back to ${ip(pkt.src)} exists (via ${back})`);
 }
 
+/**
+ * `brd_input`: a broadcast for this host (a subnet broadcast route in table local, or the limited
+ * broadcast) is local input once its source passes validation (skipped for source 0.0.0.0);
+ * directed-broadcast forwarding (`bc_forwarding`) is not modelled.
+ */
+function broadcastInput(host: Host, pkt: Pkt, inIf: string, rc: RunCtx): InputDecision {
+  if (pkt.src !== 0 && !validateSource(host, pkt, inIf, null, rc)) return { kind: 'dropped' };
+  return { kind: 'local' };
+}
+
+/**
+ * Whether a packet to `dst` is routed as a broadcast here (`RTCF_BROADCAST`): the stack and
+ * `icmp_send` never answer one, nor does REJECT.
+ */
+export function isBroadcastFor(host: Host, dst: Ipv4): boolean {
+  return dst === 0xffffffff || (dst >>> 24 !== 0 && dst >>> 28 !== 14 && addrTypeOf(host.fib, dst) === 'BROADCAST');
+}
+
 /** `ip_route_input_slow`: martians, FIB lookup, forwarding and rp_filter. */
 function inputRoute(host: Host, pkt: Pkt, inIf: string, sk: SkbCt, rc: RunCtx): InputDecision {
   const fib = host.fib;
@@ -543,7 +567,10 @@ function inputRoute(host: Host, pkt: Pkt, inIf: string, sk: SkbCt, rc: RunCtx): 
     return { kind: 'dropped' };
   };
   const s = pkt.src;
-  if (s >>> 28 === 14 || s === 0xffffffff || s >>> 24 === 0) return martian('martian-source', `martian source ${ip(s)}`);
+  if (s >>> 28 === 14 || s === 0xffffffff) return martian('martian-source', `martian source ${ip(s)}`);
+  // The limited broadcast (and 0.0.0.0 from 0.0.0.0) is local input without a route look-up.
+  if (pkt.dst === 0xffffffff || (s === 0 && pkt.dst === 0)) return broadcastInput(host, pkt, inIf, rc);
+  if (s >>> 24 === 0) return martian('martian-source', `martian source ${ip(s)}`);
   if (pkt.dst >>> 24 === 0) return martian('martian-destination', `martian destination ${ip(pkt.dst)}`);
   const localnet = effectiveRouteLocalnet(sysctls, iface.conf);
   if (isLoopbackAddr(pkt.dst) && !localnet) return martian('martian-destination', `martian destination ${ip(pkt.dst)} on ${inIf} (route_localnet=0)`);
@@ -577,10 +604,7 @@ function inputRoute(host: Host, pkt: Pkt, inIf: string, sk: SkbCt, rc: RunCtx): 
     return { kind: 'dropped' };
   }
   if (r.route.type === 'local') return validateSource(host, pkt, inIf, null, rc) ? { kind: 'local' } : { kind: 'dropped' };
-  if (r.route.type === 'broadcast') {
-    drop(host, pkt, { stage: 'stack', check: 'not-modelled' }, `broadcast ${ip(pkt.dst)} is not modelled`, rc);
-    return { kind: 'dropped' };
-  }
+  if (r.route.type === 'broadcast') return broadcastInput(host, pkt, inIf, rc);
   if (!forwarding) {
     drop(host, pkt, { stage: 'routing', check: 'ip_forward' }, `not for this host and forwarding is off on ${inIf} (ip_forward=0)`, rc);
     return { kind: 'dropped' };
@@ -684,6 +708,7 @@ function xmit(host: Host, pkt: Pkt, outIf: string, nexthop: Ipv4, sk: SkbCt, rc:
       tcpFlags: 0,
       icmpType: 0,
       icmpCode: 0,
+      icmpId: 0,
       mark: 0,
       lengthBytes: pkt.lengthBytes + 50,
       ttl: 64,
@@ -769,6 +794,8 @@ export function hostSend(host: Host, pkt: Pkt, rc: RunCtx, opts: SendOptions): S
   } else {
     sk = host.tracking ? conntrackIn(host, pkt, raw.res.notrack, rc) : NO_CT;
   }
+  // The whole OUTPUT hook sees the interface of the first route (`nf_hook_state.out` is set when
+  // the hook starts): a re-route after mangle or nat changes only what POSTROUTING sees.
   const markBefore = pkt.mark;
   if (!runPlain(host, 'mangle', 'OUTPUT', pkt, null, outIf0, sk, rc)) return { ok: true };
   const dstBefore = pkt.dst;
@@ -777,16 +804,15 @@ export function hostSend(host: Host, pkt: Pkt, rc: RunCtx, opts: SendOptions): S
     if (rr === null) return { ok: true };
     r = rr;
   }
-  const outIf1 = r.route.type === 'local' ? 'lo' : (r.route.dev ?? 'lo');
-  if (!natHook(host, 'OUTPUT', 'dst', pkt, null, outIf1, 0 as Ipv4, sk, rc)) return { ok: true };
+  if (!natHook(host, 'OUTPUT', 'dst', pkt, null, outIf0, 0 as Ipv4, sk, rc)) return { ok: true };
   if (pkt.dst !== dstBefore) {
     const rr = reroute(host, pkt, sk, rc);
     if (rr === null) return { ok: true };
     r = rr;
   }
+  if (!runPlain(host, 'filter', 'OUTPUT', pkt, null, outIf0, sk, rc)) return { ok: true };
   const local = r.route.type === 'local';
   const outIf = local ? 'lo' : (r.route.dev ?? 'lo');
-  if (!runPlain(host, 'filter', 'OUTPUT', pkt, null, outIf, sk, rc)) return { ok: true };
   postrouting(host, pkt, null, outIf, r.nexthop, local, sk, rc);
   return { ok: true };
 }
@@ -833,7 +859,7 @@ function attachFor(sk: SkbCt): SkbCt | undefined {
 /** The REJECT target's reply (`nf_send_reset` / `nf_send_unreach`). */
 function rejectReply(host: Host, pkt: Pkt, how: RejectWith, sk: SkbCt, rc: RunCtx): void {
   if (how === 'tcp-reset') {
-    if (pkt.proto !== PROTO_TCP || (pkt.tcpFlags & TCP_RST) !== 0) return;
+    if (pkt.proto !== PROTO_TCP || (pkt.tcpFlags & TCP_RST) !== 0 || isBroadcastFor(host, pkt.dst)) return;
     const rst = tcpReset(pkt, rc.nextPktId(), { host: host.name, why: rejectWhy(sk, rc) });
     rc.trace.push({ kind: 'stack', host: host.name, event: 'reject-rst', detail: `REJECT answers with ${flagsText(rst.tcpFlags)} ${ends(rst)}` });
     const a = attachFor(sk);
@@ -855,6 +881,7 @@ export function tcpReset(p: Pkt, id: number, origin: PktOrigin): Pkt {
     tcpFlags: (p.tcpFlags & TCP_ACK) !== 0 ? TCP_RST : TCP_RST | TCP_ACK,
     icmpType: 0,
     icmpCode: 0,
+    icmpId: 0,
     mark: 0,
     lengthBytes: 40,
     ttl: 64,
@@ -883,7 +910,7 @@ function icmpError(host: Host, pkt: Pkt, code: number, sk: SkbCt, rc: RunCtx): v
  * when it was for this host, else the one routing picks.
  */
 export function icmpErrorTyped(host: Host, pkt: Pkt, type: number, code: number, sk: SkbCt, rc: RunCtx, why?: string): void {
-  if (isIcmpError(pkt) || pkt.dst === 0xffffffff || pkt.dst >>> 28 === 14) return;
+  if (isIcmpError(pkt) || pkt.dst >>> 28 === 14 || isBroadcastFor(host, pkt.dst)) return;
   const forUs = host.fib.localAddrs.has(pkt.dst);
   const err: Pkt = {
     id: rc.nextPktId(),
@@ -895,10 +922,11 @@ export function icmpErrorTyped(host: Host, pkt: Pkt, type: number, code: number,
     tcpFlags: 0,
     icmpType: type,
     icmpCode: code,
+    icmpId: 0,
     mark: 0,
     lengthBytes: 56,
     ttl: 64,
-    inner: { src: pkt.src, dst: pkt.dst, proto: pkt.proto, sport: pkt.sport, dport: pkt.dport },
+    inner: innerOf(pkt),
     encap: null,
     origin: { host: host.name, why: why ?? rejectWhy(sk, rc) },
   };

@@ -10,7 +10,7 @@
  *   `32767: lookup default`.
  * - Within a table the longest prefix wins, then the lowest metric, then the route added first.
  */
-import { cidrContains, formatIpv4, prefixMask, type Cidr, type Ipv4 } from '@netsim/netfilter';
+import { cidrContains, formatIpv4, prefixMask, type AddrType, type Cidr, type Ipv4 } from '@netsim/netfilter';
 import { SCOPE_RANK, addrInSubnet, primaryFor, type AddrScope, type Iface } from './iface.ts';
 
 export const TABLE_LOCAL = 255;
@@ -276,12 +276,31 @@ export function routeSource(fib: Fib, r: FibResult & { kind: 'route' }): Ipv4 | 
   return selectSourceAddr(fib, r.route.dev, r.route.via ?? 0, r.route.scope === 'host' ? 'host' : r.route.scope);
 }
 
-/** How `addrtype` classifies an address on this host. */
-export function addrTypeOf(fib: Fib, addr: number): 'LOCAL' | 'BROADCAST' | 'MULTICAST' | 'UNICAST' {
-  if (fib.localAddrs.has(addr) || ((addr >>> 24) & 255) === 127) return 'LOCAL';
-  if (addr === 0xffffffff || fib.broadcastAddrs.has(addr)) return 'BROADCAST';
-  if (((addr >>> 28) & 15) === 14) return 'MULTICAST';
-  return 'UNICAST';
+const ROUTE_ADDR_TYPE: { readonly [T in RouteType]: AddrType } = {
+  unicast: 'UNICAST',
+  local: 'LOCAL',
+  broadcast: 'BROADCAST',
+  blackhole: 'BLACKHOLE',
+  unreachable: 'UNREACHABLE',
+  prohibit: 'PROHIBIT',
+  throw: 'THROW',
+};
+
+/**
+ * How `addrtype` classifies an address on this host (`inet_dev_addr_type`): `0.0.0.0/8` and
+ * `255.255.255.255` are BROADCAST, `224.0.0.0/4` MULTICAST, anything else the type of its route
+ * in table `local` (LOCAL for the host's addresses and `127.0.0.0/8`, BROADCAST for its subnet
+ * broadcasts), UNICAST when table `local` has none. With `dev` (`--limit-iface-in/out`) a route
+ * on another device does not count: another interface's address or subnet broadcast is UNICAST.
+ */
+export function addrTypeOf(fib: Fib, addr: number, dev: string | null = null): AddrType {
+  if (addr >>> 24 === 0 || addr === 0xffffffff) return 'BROADCAST';
+  if (addr >>> 28 === 14) return 'MULTICAST';
+  const local = fib.tables.get(TABLE_LOCAL);
+  const r = local === undefined ? undefined : tableLookup(local, { dst: addr as Ipv4, src: 0, iif: 'lo', oif: null, mark: 0 });
+  if (r === undefined) return 'UNICAST';
+  if (dev !== null && r.dev !== dev) return 'UNICAST';
+  return ROUTE_ADDR_TYPE[r.type];
 }
 
 function scopeText(r: Route): string {

@@ -10,7 +10,7 @@ import { formatCtEntry } from './conntrack.ts';
 import { hostReceive, hostSend, type RunCtx } from './datapath.ts';
 import type { Host } from './host.ts';
 import type { RandomSource } from './nat.ts';
-import { PROTO_TCP, PROTO_UDP, type Pkt } from './packet.ts';
+import { PROTO_ICMP, PROTO_TCP, PROTO_UDP, isIcmpQueryType, type Pkt } from './packet.ts';
 import { formatTrace, type MatchedRule, type TraceStep } from './trace.ts';
 
 export interface HostTraceOptions {
@@ -48,6 +48,12 @@ export interface HostTraceResult {
   readonly trace: readonly TraceStep[];
 }
 
+/**
+ * A packet to trace: the evaluator's {@link Packet}, plus the identifier of an ICMP query (echo,
+ * timestamp, …), which conntrack keys echo flows by (default 0).
+ */
+export type HostPacket = Packet & { readonly icmpId?: number };
+
 function contains(p: Pkt | null, id: number): boolean {
   for (let q = p; q !== null; q = q.encap) if (q.id === id) return true;
   return false;
@@ -60,7 +66,7 @@ function contains(p: Pkt | null, id: number): boolean {
  * const r = traceHostPacket(host, parsePacketSpec('tcp 192.0.2.10:40000 > 198.51.100.10:30080 in eth0'), { rng });
  * r.fate; // 'forwarded'
  */
-export function traceHostPacket(host: Host, packet: Packet, opts: HostTraceOptions): HostTraceResult {
+export function traceHostPacket(host: Host, packet: HostPacket, opts: HostTraceOptions): HostTraceResult {
   const trace: TraceStep[] = [];
   let nextId = 2;
   let egress: Egress | null = null;
@@ -93,6 +99,7 @@ export function traceHostPacket(host: Host, packet: Packet, opts: HostTraceOptio
     tcpFlags: packet.tcpFlags,
     icmpType: packet.icmpType,
     icmpCode: packet.icmpCode,
+    icmpId: packet.proto === PROTO_ICMP && isIcmpQueryType(packet.icmpType) ? (packet.icmpId ?? 0) : 0,
     mark: packet.mark,
     lengthBytes: packet.lengthBytes,
     ttl: 64,

@@ -71,7 +71,7 @@ export { formatPacketView, type PacketView } from './packet.ts';
 
 // One packet through one host (`netsim trace --host`).
 export { parseHostFile, type ReadFile } from './hostFile.ts';
-export { formatHostTrace, traceHostPacket, type Egress, type HostTraceOptions, type HostTraceResult } from './hostTrace.ts';
+export { formatHostTrace, traceHostPacket, type Egress, type HostPacket, type HostTraceOptions, type HostTraceResult } from './hostTrace.ts';
 
 // Errors.
 export { KernelError, isKernelError, type KernelErrorCode, type KernelSourceLocation } from './errors.ts';

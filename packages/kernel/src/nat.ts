@@ -51,15 +51,25 @@ function used(cand: Tuple, ct: CtEntry, env: NatEnv): boolean {
   return env.table.isTaken(invertTuple(cand), ct, env.nowMs);
 }
 
+const PROTO_ICMP = 1;
+
+/** The part of a tuple a manip rewrites besides the address: the port, or an ICMP query's id (kept in `sport` for both manips). */
+function keyOf(t: Tuple, manip: Manip): number {
+  return manip === 'src' || t.proto === PROTO_ICMP ? t.sport : t.dport;
+}
+
 function inRange(t: Tuple, manip: Manip, r: NatRangeSpec): boolean {
   const ip = manip === 'src' ? t.src : t.dst;
-  const port = manip === 'src' ? t.sport : t.dport;
+  const port = keyOf(t, manip);
   if (r.minIp !== undefined && (ip < r.minIp || ip > (r.maxIp ?? r.minIp))) return false;
   if (r.minPort !== undefined && (port < r.minPort || port > (r.maxPort ?? r.minPort))) return false;
   return true;
 }
 
 function withManip(t: Tuple, manip: Manip, ip: number, port: number): Tuple {
+  if (t.proto === PROTO_ICMP) {
+    return manip === 'src' ? { src: ip as Ipv4, dst: t.dst, proto: t.proto, sport: port, dport: t.dport } : { src: t.src, dst: ip as Ipv4, proto: t.proto, sport: port, dport: t.dport };
+  }
   return manip === 'src'
     ? { src: ip as Ipv4, dst: t.dst, proto: t.proto, sport: port, dport: t.dport }
     : { src: t.src, dst: ip as Ipv4, proto: t.proto, sport: t.sport, dport: port };
@@ -98,6 +108,8 @@ function portBounds(t: Tuple, manip: Manip, r: NatRangeSpec): { min: number; siz
     const min = Math.min(a, b);
     return { min, size: Math.max(a, b) - min + 1 };
   }
+  // ICMP ids: the whole 16-bit space, for both manips.
+  if (t.proto === PROTO_ICMP) return { min: 0, size: 65536 };
   // No port range given: a destination mapping never changes the port.
   if (manip === 'dst') return null;
   const port = t.sport;
@@ -105,9 +117,9 @@ function portBounds(t: Tuple, manip: Manip, r: NatRangeSpec): { min: number; siz
   return { min: 1024, size: 64512 };
 }
 
-/** `nf_nat_l4proto_unique_tuple`. */
+/** `nf_nat_l4proto_unique_tuple`: a free port (TCP, UDP) or ICMP query id. */
 function uniquePort(t: Tuple, manip: Manip, r: NatRangeSpec, ct: CtEntry, env: NatEnv): Tuple {
-  if (t.proto !== 6 && t.proto !== 17) return t;
+  if (t.proto !== 6 && t.proto !== 17 && t.proto !== PROTO_ICMP) return t;
   const b = portBounds(t, manip, r);
   if (b === null) return t;
   let off = r.randomAll || manip === 'src' ? env.rng.int(65536) : 0;
@@ -132,7 +144,9 @@ function uniquePort(t: Tuple, manip: Manip, r: NatRangeSpec, ct: CtEntry, env: N
 function findAppropriateSrc(orig: Tuple, r: NatRangeSpec, ct: CtEntry, env: NatEnv): Tuple | undefined {
   for (const other of env.table.findBySource(orig.proto, orig.src, orig.sport, env.nowMs)) {
     if (other === ct) continue;
-    const mapped = withManip(orig, 'src', other.reply.dst, other.reply.dport);
+    // The source part of the other connection's inverted reply tuple (address and port or id).
+    const mappedSrc = invertTuple(other.reply);
+    const mapped = withManip(orig, 'src', mappedSrc.src, mappedSrc.sport);
     if (inRange(mapped, 'src', r)) return mapped;
   }
   return undefined;
@@ -148,7 +162,7 @@ function getUniqueTuple(curr: Tuple, manip: Manip, r: NatRangeSpec, ct: CtEntry,
     }
   }
   const ip = pickIp(curr, manip, r);
-  let t = withManip(curr, manip, ip, manip === 'src' ? curr.sport : curr.dport);
+  let t = withManip(curr, manip, ip, keyOf(curr, manip));
   if (!r.randomAll) {
     if (r.minPort !== undefined) {
       const single = (r.maxPort ?? r.minPort) === r.minPort;
@@ -213,19 +227,21 @@ export function setupNat(
     if (changed) ct.srcNat = true;
     if (req.kind === 'MASQUERADE') ct.masqIface = out.iface;
   } else {
-    changed = next.dst !== curr.dst || next.dport !== curr.dport;
+    changed = next.dst !== curr.dst || keyOf(next, 'dst') !== keyOf(curr, 'dst');
     ct.natDoneDst = true;
     if (changed) ct.dstNat = true;
   }
   return { ok: true, changed, kind: req.kind };
 }
 
-/** A packet's addressing, as NAT rewrites it. */
+/** A packet's addressing, as NAT rewrites it (`icmpId`: an ICMP query's identifier). */
 export interface NatFields {
   src: Ipv4;
   dst: Ipv4;
   sport: number;
   dport: number;
+  readonly proto: number;
+  icmpId: number;
 }
 
 /** Whether `manip` applies to a packet travelling in `dir` (`nf_nat_packet`'s status test). */
@@ -236,21 +252,38 @@ export function natApplies(ct: CtEntry, dir: CtDir, manip: Manip): boolean {
 
 /**
  * Rewrites a packet of `ct` travelling in `dir` for `manip` (`nf_nat_manip_pkt`): the target is
- * the inverse of the other direction's tuple. Returns whether anything changed.
+ * the inverse of the other direction's tuple. TCP and UDP get the port of that side, an ICMP
+ * query gets the target's identifier whichever the manip (`icmp_manip_pkt`). Returns whether
+ * anything changed.
  */
-export function manipPacket(p: NatFields, ct: CtEntry, dir: CtDir, manip: Manip, ports: boolean): boolean {
+export function manipPacket(p: NatFields, ct: CtEntry, dir: CtDir, manip: Manip): boolean {
   if (!natApplies(ct, dir, manip)) return false;
   const target = dir === 'original' ? invertTuple(ct.reply) : invertTuple(ct.orig);
+  const ports = p.proto === 6 || p.proto === 17;
+  let changed = false;
+  if (p.proto === PROTO_ICMP && p.icmpId !== target.sport) {
+    p.icmpId = target.sport;
+    changed = true;
+  }
   if (manip === 'src') {
-    const changed = p.src !== target.src || (ports && p.sport !== target.sport);
+    changed ||= p.src !== target.src || (ports && p.sport !== target.sport);
     p.src = target.src;
     if (ports) p.sport = target.sport;
     return changed;
   }
-  const changed = p.dst !== target.dst || (ports && p.dport !== target.dport);
+  changed ||= p.dst !== target.dst || (ports && p.dport !== target.dport);
   p.dst = target.dst;
   if (ports) p.dport = target.dport;
   return changed;
+}
+
+/** The embedded header of an ICMP error, as NAT rewrites it (ICMP queries keep their id in `sport`). */
+export interface NatInner {
+  src: Ipv4;
+  dst: Ipv4;
+  sport: number;
+  dport: number;
+  readonly proto: number;
 }
 
 /**
@@ -258,17 +291,19 @@ export function manipPacket(p: NatFields, ct: CtEntry, dir: CtDir, manip: Manip,
  * embedded header is put back as its sender saw it (the opposite manip, from the other
  * direction's tuple) and the outer header made to look like a reply of the connection.
  */
-export function manipIcmpError(outer: NatFields, inner: NatFields, ct: CtEntry, dir: CtDir, manip: Manip): boolean {
+export function manipIcmpError(outer: NatFields, inner: NatInner, ct: CtEntry, dir: CtDir, manip: Manip): boolean {
   if (!natApplies(ct, dir, manip)) return false;
   const other = dir === 'original' ? ct.reply : ct.orig;
+  // An embedded ICMP query takes the other tuple's identifier, whichever the manip.
+  if (inner.proto === PROTO_ICMP) inner.sport = other.sport;
   if (manip === 'src') {
     // Inner gets the opposite (destination) manip.
     inner.dst = other.dst;
-    inner.dport = other.dport;
+    if (inner.proto !== PROTO_ICMP) inner.dport = other.dport;
     outer.src = other.dst;
   } else {
     inner.src = other.src;
-    inner.sport = other.sport;
+    if (inner.proto !== PROTO_ICMP) inner.sport = other.sport;
     outer.dst = other.src;
   }
   return true;

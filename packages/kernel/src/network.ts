@@ -331,6 +331,7 @@ export class Network {
       tcpFlags: flags,
       icmpType: 0,
       icmpCode: 0,
+      icmpId: 0,
       mark: 0,
       lengthBytes: proto === PROTO_TCP ? 60 : 60,
       ttl: 64,

@@ -3,7 +3,7 @@
  * so hooks may rewrite fields in place: this is the hot path and it uses plain mutable objects.
  */
 import { formatIpv4, type Ipv4 } from '@netsim/netfilter';
-import { TCP_ACK, TCP_FIN, TCP_PSH, TCP_RST, TCP_SYN, type Tuple } from './conntrack.ts';
+import { TCP_ACK, TCP_FIN, TCP_PSH, TCP_RST, TCP_SYN, icmpTypeCode, type Tuple } from './conntrack.ts';
 
 export const PROTO_ICMP = 1;
 export const PROTO_TCP = 6;
@@ -12,8 +12,14 @@ export const PROTO_UDP = 17;
 /** ICMP types that carry an embedded header (errors). */
 export const ICMP_DEST_UNREACH = 3;
 export const ICMP_TIME_EXCEEDED = 11;
+export const ICMP_ECHO_REPLY = 0;
+export const ICMP_ECHO = 8;
 
-/** The embedded IP/transport header of an ICMP error. */
+/**
+ * The embedded IP/transport header of an ICMP error. For an embedded ICMP query (an echo
+ * request, …) `sport` and `dport` hold its conntrack key as a {@link Tuple} does: the
+ * identifier, and `type << 8 | code`.
+ */
 export interface InnerHeader {
   src: Ipv4;
   dst: Ipv4;
@@ -33,6 +39,8 @@ export interface Pkt {
   tcpFlags: number;
   icmpType: number;
   icmpCode: number;
+  /** The identifier of an ICMP query (echo, timestamp, …); 0 for everything else. */
+  icmpId: number;
   /** skb->mark; reset to 0 when a packet crosses a wire (a new skb on the other side). */
   mark: number;
   lengthBytes: number;
@@ -63,6 +71,7 @@ export function copyPkt(p: Pkt, id: number): Pkt {
     tcpFlags: p.tcpFlags,
     icmpType: p.icmpType,
     icmpCode: p.icmpCode,
+    icmpId: p.icmpId,
     mark: 0,
     lengthBytes: p.lengthBytes,
     ttl: p.ttl,
@@ -72,12 +81,34 @@ export function copyPkt(p: Pkt, id: number): Pkt {
   };
 }
 
+/**
+ * The conntrack tuple of a packet (`nf_ct_get_tuple`): ports for TCP and UDP, the identifier and
+ * `type << 8 | code` for an ICMP query, zeros for other protocols.
+ */
 export function pktTuple(p: Pkt): Tuple {
-  return { src: p.src, dst: p.dst, proto: p.proto, sport: p.sport, dport: p.dport };
+  if (p.proto === PROTO_TCP || p.proto === PROTO_UDP) return { src: p.src, dst: p.dst, proto: p.proto, sport: p.sport, dport: p.dport };
+  if (p.proto === PROTO_ICMP) return { src: p.src, dst: p.dst, proto: p.proto, sport: p.icmpId, dport: icmpTypeCode(p.icmpType, p.icmpCode) };
+  return { src: p.src, dst: p.dst, proto: p.proto, sport: 0, dport: 0 };
+}
+
+/** The header an ICMP error embeds about `p`, keyed like {@link pktTuple}. */
+export function innerOf(p: Pkt): InnerHeader {
+  const t = pktTuple(p);
+  return { src: t.src, dst: t.dst, proto: t.proto, sport: t.sport, dport: t.dport };
+}
+
+/** `icmp_is_err`: destination unreachable, source quench, redirect, time exceeded, parameter problem. */
+export function isIcmpErrorType(type: number): boolean {
+  return type === ICMP_DEST_UNREACH || type === 4 || type === 5 || type === ICMP_TIME_EXCEEDED || type === 12;
 }
 
 export function isIcmpError(p: Pkt): boolean {
-  return p.proto === PROTO_ICMP && (p.icmpType === ICMP_DEST_UNREACH || p.icmpType === ICMP_TIME_EXCEEDED || p.icmpType === 12);
+  return p.proto === PROTO_ICMP && isIcmpErrorType(p.icmpType);
+}
+
+/** ICMP query types, whose packets carry an identifier: echo, timestamp, information, address mask. */
+export function isIcmpQueryType(type: number): boolean {
+  return type === ICMP_ECHO_REPLY || type === ICMP_ECHO || (type >= 13 && type <= 18);
 }
 
 /** `SYN`, `SYN,ACK`, `RST,ACK`… in the order tcpdump-like tools list them. */
@@ -120,6 +151,8 @@ export interface PacketView {
   readonly dport?: number;
   readonly flags?: string;
   readonly icmp?: string;
+  /** ICMP queries (echo, …): the identifier. */
+  readonly icmpId?: number;
   /** ICMP errors: the embedded header, `src:sport > dst:dport`. */
   readonly inner?: string;
   readonly mark?: number;
@@ -138,6 +171,7 @@ export function viewPkt(p: Pkt): PacketView {
     dport?: number;
     flags?: string;
     icmp?: string;
+    icmpId?: number;
     inner?: string;
     mark?: number;
     encap?: PacketView;
@@ -147,7 +181,10 @@ export function viewPkt(p: Pkt): PacketView {
     v.dport = p.dport;
   }
   if (p.proto === PROTO_TCP) v.flags = formatTcpFlags(p.tcpFlags);
-  if (p.proto === PROTO_ICMP) v.icmp = icmpName(p.icmpType, p.icmpCode);
+  if (p.proto === PROTO_ICMP) {
+    v.icmp = icmpName(p.icmpType, p.icmpCode);
+    if (isIcmpQueryType(p.icmpType)) v.icmpId = p.icmpId;
+  }
   if (p.inner !== null) v.inner = formatEndpoints(p.inner);
   if (p.mark !== 0) v.mark = p.mark;
   if (p.encap !== null) v.encap = viewPkt(p.encap);
@@ -165,6 +202,7 @@ export function formatPacketView(v: PacketView): string {
   let s = `${v.proto} ${ends}`;
   if (v.flags !== undefined) s += ` [${v.flags}]`;
   if (v.icmp !== undefined) s += ` ${v.icmp}`;
+  if (v.icmpId !== undefined) s += ` id=${v.icmpId}`;
   if (v.inner !== undefined) s += ` (about ${v.inner})`;
   if (v.mark !== undefined) s += ` mark=0x${v.mark.toString(16)}`;
   if (v.encap !== undefined) s += ` carrying {${formatPacketView(v.encap)}}`;

@@ -6,7 +6,7 @@
  */
 import { formatIpv4, type Ipv4 } from '@netsim/netfilter';
 import { TCP_ACK, TCP_FIN, TCP_PSH, TCP_RST, TCP_SYN } from './conntrack.ts';
-import { hostSend, icmpErrorTyped, tcpReset, type RunCtx, type SkbCt } from './datapath.ts';
+import { hostSend, icmpErrorTyped, isBroadcastFor, tcpReset, type RunCtx, type SkbCt } from './datapath.ts';
 import type { Host } from './host.ts';
 import { ICMP_DEST_UNREACH, PROTO_ICMP, PROTO_TCP, PROTO_UDP, icmpName, type Pkt } from './packet.ts';
 import type { SockError, TcpSock } from './sockets.ts';
@@ -51,6 +51,7 @@ function segment(host: Host, from: { local: Ipv4; lport: number; remote: Ipv4; r
     tcpFlags: flags,
     icmpType: 0,
     icmpCode: 0,
+    icmpId: 0,
     mark: 0,
     lengthBytes: flags === (TCP_PSH | TCP_ACK) ? 100 : 40,
     ttl: 64,
@@ -84,6 +85,11 @@ function sendReset(host: Host, pkt: Pkt, rc: RunCtx, why: string): void {
 }
 
 function tcpReceive(host: Host, pkt: Pkt, rc: RunCtx, events: StackEvent[]): void {
+  // TCP has no broadcast: no connection is made and no RST is sent (tcp_v4_send_reset skips it).
+  if (isBroadcastFor(host, pkt.dst)) {
+    note(host, 'ignored', `TCP segment from ${ep(pkt.src, pkt.sport)} to the broadcast ${ep(pkt.dst, pkt.dport)}`, rc);
+    return;
+  }
   const f = pkt.tcpFlags;
   const sock = host.sockets.findTcp(pkt.dst, pkt.dport, pkt.src, pkt.sport);
   if ((f & TCP_RST) !== 0) {
@@ -178,6 +184,10 @@ function udpReceive(host: Host, pkt: Pkt, sk: SkbCt, rc: RunCtx, events: StackEv
     return;
   }
   const listener = host.config.listeners.find((l) => l.proto === 'udp' && l.port === pkt.dport && (l.addr === 0 || l.addr === pkt.dst));
+  if (listener === undefined && isBroadcastFor(host, pkt.dst)) {
+    note(host, 'ignored', `broadcast datagram from ${ep(pkt.src, pkt.sport)} to ${ep(pkt.dst, pkt.dport)}: nothing listens on udp port ${pkt.dport}`, rc);
+    return;
+  }
   if (listener === undefined) {
     note(host, 'port-unreachable', `datagram from ${ep(pkt.src, pkt.sport)} to ${ep(pkt.dst, pkt.dport)}: nothing listens on udp port ${pkt.dport}`, rc);
     icmpErrorTyped(host, pkt, ICMP_DEST_UNREACH, 3, sk, rc, `nothing listens on udp port ${pkt.dport}`);
@@ -201,6 +211,7 @@ function udpReceive(host: Host, pkt: Pkt, sk: SkbCt, rc: RunCtx, events: StackEv
     tcpFlags: 0,
     icmpType: 0,
     icmpCode: 0,
+    icmpId: 0,
     mark: 0,
     lengthBytes: 60,
     ttl: 64,

@@ -6,6 +6,7 @@ import {
   TCP_RST,
   TCP_SYN,
   formatCtEntry,
+  icmpTypeCode,
   invertTuple,
   tcpTimeoutSec,
   tcpTransition,
@@ -97,6 +98,22 @@ describe('conntrack table', () => {
     expect(formatCtEntry(u, 4000)).toBe(
       'udp      17 26 src=198.51.100.10 dst=198.51.100.2 sport=41001 dport=30054 [UNREPLIED] src=198.51.100.2 dst=198.51.100.10 sport=30054 dport=41001 mark=0 use=1',
     );
+  });
+
+  it('should key an ICMP echo by its id and print it as conntrack -L 1.4.7 does', () => {
+    const t = new ConntrackTable();
+    const echo: Tuple = { src: ip('192.0.2.2'), dst: ip('198.18.0.5'), proto: 1, sport: 7, dport: icmpTypeCode(8, 0) };
+    // The reply tuple keeps the id and says echo reply.
+    expect(invertTuple(echo)).toEqual({ src: ip('198.18.0.5'), dst: ip('192.0.2.2'), proto: 1, sport: 7, dport: icmpTypeCode(0, 0) });
+    expect(invertTuple(invertTuple(echo))).toEqual(echo);
+    const e = t.create(echo, 0, 30);
+    t.confirm(e, 0);
+    // Pasted from a real run (6.18, a ping from 192.0.2.2 with id 7 forwarded by the node).
+    expect(formatCtEntry(e, 1)).toBe('icmp     1 29 src=192.0.2.2 dst=198.18.0.5 type=8 code=0 id=7 [UNREPLIED] src=198.18.0.5 dst=192.0.2.2 type=0 code=0 id=7 mark=0 use=1');
+    // Another id is another flow; the echo reply with the same id is this one's reply.
+    expect(t.find({ ...echo, sport: 9 }, 1)).toBeUndefined();
+    expect(t.find({ src: ip('198.18.0.5'), dst: ip('192.0.2.2'), proto: 1, sport: 7, dport: icmpTypeCode(0, 0) }, 1)?.dir).toBe('reply');
+    expect(t.find({ src: ip('198.18.0.5'), dst: ip('192.0.2.2'), proto: 1, sport: 9, dport: icmpTypeCode(0, 0) }, 1)).toBeUndefined();
   });
 
   it('should index source-NATed entries by original source and forget them on removal', () => {

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { BUILTIN_CHAINS, TABLE_NAMES, type Ruleset } from '@netsim/netfilter';
+import { BUILTIN_CHAINS, TABLE_NAMES, type Match, type Packet, type Ruleset } from '@netsim/netfilter';
+import { traceHostPacket } from '../src/hostTrace.ts';
 import type { TraceStep } from '../src/trace.ts';
 import { append, emptyRuleset, M, rule, T } from './rules.ts';
 import { Network } from '../src/network.ts';
-import { seeded } from './helpers.ts';
+import { ip, seeded } from './helpers.ts';
 import { host, nodeWorld } from './topo.ts';
 
 /** A target-less (counting) rule in every built-in chain, so every walk shows in the trace. */
@@ -116,6 +117,36 @@ describe('hook order', () => {
     ]);
     expect(r.kind === 'established' && r.server).toMatchObject({ host: 'pod', local: '203.0.113.9:8080' });
     expect(r.kind === 'established' && r.server?.peer).toMatch(/^198\.51\.100\.10:/);
+  });
+
+  it('should let every OUTPUT table see the first route\'s -o and only POSTROUTING the re-routed one (checked on 6.18)', () => {
+    // The conformance lab's node: eth0 toward the client (default route), eth1 toward 198.18.0.0/16, vethpod toward the Pod.
+    const net = new Network({ rng: seeded(1) });
+    const node = host(
+      net,
+      'node',
+      { eth0: '192.0.2.1/30', eth1: '198.51.100.1/30', vethpod: '203.0.113.1/30' },
+      'ip route add default via 192.0.2.2',
+      'ip route add 198.18.0.0/16 via 198.51.100.2',
+      'ip rule add fwmark 0x1 lookup 100 priority 100',
+      'ip route add 198.18.0.0/16 via 203.0.113.2 dev vethpod table 100',
+    );
+    const byIface = (rs: Ruleset, table: 'mangle' | 'nat' | 'filter', chain: string): Ruleset => append(rs, table, chain, rule({ o: 'eth1' }), rule({ o: 'vethpod' }));
+    let counting = emptyRuleset();
+    for (const [t, c] of [['mangle', 'OUTPUT'], ['nat', 'OUTPUT'], ['filter', 'OUTPUT'], ['mangle', 'POSTROUTING'], ['nat', 'POSTROUTING']] as const) counting = byIface(counting, t, c);
+    const sent = (over: Partial<Packet>): string[] => {
+      const packet: Packet = { src: ip('198.51.100.1'), dst: ip('198.18.0.5'), proto: 17, sport: 40000, dport: 30080, tcpFlags: 0, icmpType: 0, icmpCode: 0, inIface: null, outIface: null, mark: 0, lengthBytes: 29, fragment: false, ...over };
+      const r = traceHostPacket(node, packet, { rng: seeded(1) });
+      return r.matched.map((m) => `${m.table} ${m.chain} ${m.rule.replace(/^-A \S+ /, '')}`);
+    };
+    // nat OUTPUT DNATs to the Pod: routed out eth1 first, re-routed to vethpod.
+    const dnatFirst = (rs: Ruleset): Ruleset => ({ tables: { ...rs.tables, nat: { ...rs.tables.nat, chains: { ...rs.tables.nat.chains, OUTPUT: { name: 'OUTPUT', policy: 'ACCEPT', rules: [rule({ p: 'udp' }, T.dnat('203.0.113.2')), ...(rs.tables.nat.chains.OUTPUT?.rules ?? [])] } } } } });
+    node.setRuleset(dnatFirst(counting));
+    // Real run: mangle OUTPUT -o eth1, filter OUTPUT -o eth1, mangle and nat POSTROUTING -o vethpod.
+    expect(sent({})).toEqual(['mangle OUTPUT -o eth1', 'nat OUTPUT -p udp -j DNAT --to-destination 203.0.113.2', 'filter OUTPUT -o eth1', 'mangle POSTROUTING -o vethpod', 'nat POSTROUTING -o vethpod']);
+    // A mark set in mangle OUTPUT re-routes by the fwmark rule: nat and filter OUTPUT still see eth1.
+    node.setRuleset(append(counting, 'mangle', 'OUTPUT', rule({}, T.mark(1))));
+    expect(sent({ sport: 40001 })).toEqual(['mangle OUTPUT -o eth1', 'mangle OUTPUT -j MARK --set-xmark 0x1/0xffffffff', 'nat OUTPUT -o eth1', 'filter OUTPUT -o eth1', 'mangle POSTROUTING -o vethpod', 'nat POSTROUTING -o vethpod']);
   });
 
   it('should refuse to re-route a 127.0.0.1 source out of a real interface unless route_localnet is set', () => {
@@ -392,5 +423,125 @@ describe('related ICMP and moving routes', () => {
     expect(d.kind).toBe('lost');
     expect(d.drops[0]).toMatchObject({ host: 'node', site: { stage: 'conntrack', check: 'masquerade-oif-changed' } });
     expect(w.node.conntrack.count(10)).toBe(0);
+  });
+});
+
+/** An ICMP packet arriving on `inIface` (echo request unless `icmpType` says otherwise). */
+function icmp(src: string, dst: string, inIface: string, icmpId: number, icmpType = 8): Packet & { icmpId: number } {
+  return { src: ip(src), dst: ip(dst), proto: 1, sport: 0, dport: 0, tcpFlags: 0, icmpType, icmpCode: 0, icmpId, inIface, outIface: null, mark: 0, lengthBytes: 84, fragment: false };
+}
+
+describe('ICMP echo flows', () => {
+  it('should track two pings with different ids as two flows and match each echo reply by its id (checked on 6.18)', () => {
+    const w = nodeWorld();
+    w.node.setConntrackMode('always');
+    const rng = seeded(1);
+    traceHostPacket(w.node, icmp('192.0.2.10', '203.0.113.9', 'eth0', 7), { rng, nowMs: 0 });
+    traceHostPacket(w.node, icmp('192.0.2.10', '203.0.113.9', 'eth0', 9), { rng, nowMs: 0 });
+    const reply = traceHostPacket(w.node, icmp('203.0.113.9', '192.0.2.10', 'eth1', 7, 0), { rng, nowMs: 1000 });
+    expect(reply.trace.find((s) => s.kind === 'conntrack')).toMatchObject({ event: 'established', dir: 'reply' });
+    // Real run: two entries, the answered one without [UNREPLIED] and refreshed to 30 s by its reply.
+    expect(reply.conntrack).toEqual([
+      'icmp     1 30 src=192.0.2.10 dst=203.0.113.9 type=8 code=0 id=7 src=203.0.113.9 dst=192.0.2.10 type=0 code=0 id=7 mark=0 use=1',
+      'icmp     1 29 src=192.0.2.10 dst=203.0.113.9 type=8 code=0 id=9 [UNREPLIED] src=203.0.113.9 dst=192.0.2.10 type=0 code=0 id=9 mark=0 use=1',
+    ]);
+  });
+
+  it('should find no connection for an echo reply whose id no request used, nor for a reply or an untracked type arriving first (INVALID)', () => {
+    const w = nodeWorld();
+    w.node.setConntrackMode('always');
+    const rng = seeded(1);
+    traceHostPacket(w.node, icmp('192.0.2.10', '203.0.113.9', 'eth0', 7), { rng, nowMs: 0 });
+    for (const [id, type] of [
+      [11, 0],
+      [3, 9],
+    ] as const) {
+      const r = traceHostPacket(w.node, icmp('203.0.113.9', '192.0.2.10', 'eth1', id, type), { rng, nowMs: 0 });
+      expect(r.trace.find((s) => s.kind === 'conntrack')).toMatchObject({ event: 'invalid', entry: null });
+    }
+    // A timestamp request starts a connection, with a timestamp reply as its reply tuple.
+    const ts = traceHostPacket(w.node, icmp('203.0.113.9', '192.0.2.10', 'eth1', 3, 13), { rng, nowMs: 0 });
+    expect(ts.conntrack).toContain('icmp     1 30 src=203.0.113.9 dst=192.0.2.10 type=13 code=0 id=3 [UNREPLIED] src=192.0.2.10 dst=203.0.113.9 type=14 code=0 id=3 mark=0 use=1');
+    expect(ts.conntrack).toHaveLength(2);
+  });
+
+  it('should give a masqueraded ping a new id when another flow holds its id, and un-NAT the reply back to the original id', () => {
+    const w = nodeWorld();
+    w.node.setRuleset(append(emptyRuleset(), 'nat', 'POSTROUTING', rule({ o: 'eth1' }, T.masq())));
+    const rng = seeded(3);
+    const a = traceHostPacket(w.node, icmp('192.0.2.10', '203.0.113.9', 'eth0', 7), { rng, nowMs: 0 });
+    expect(a.trace.filter((s) => s.kind === 'fate').map((s) => (s.kind === 'fate' ? s.packet.icmpId : -1))).toEqual([7]);
+    // Another client, same id, same destination: the id is taken after MASQUERADE (real run: id=28915).
+    const b = traceHostPacket(w.node, icmp('192.0.2.20', '203.0.113.9', 'eth0', 7), { rng, nowMs: 0 });
+    const out = b.trace.find((s) => s.kind === 'fate' && s.fate === 'transmitted');
+    const newId = out?.kind === 'fate' ? (out.packet.icmpId ?? -1) : -1;
+    expect(newId).not.toBe(7);
+    expect(b.conntrack[1]).toBe(
+      `icmp     1 30 src=192.0.2.20 dst=203.0.113.9 type=8 code=0 id=7 [UNREPLIED] src=203.0.113.9 dst=203.0.113.1 type=0 code=0 id=${newId} mark=0 use=1`,
+    );
+    const back = traceHostPacket(w.node, icmp('203.0.113.9', '203.0.113.1', 'eth1', newId, 0), { rng, nowMs: 0 });
+    const delivered = back.trace.find((s) => s.kind === 'fate' && s.fate === 'transmitted');
+    expect(delivered?.kind === 'fate' && [delivered.iface, delivered.packet.dst, delivered.packet.icmpId]).toEqual(['eth0', '192.0.2.20', 7]);
+  });
+});
+
+describe('addrtype in the datapath', () => {
+  it("should see another interface's subnet broadcast as UNICAST under --limit-iface-in, BROADCAST without it (checked on 6.18)", () => {
+    const w = nodeWorld();
+    const addrtype = (type: 'UNICAST' | 'BROADCAST', limitIfaceIn: boolean): Match => ({ kind: 'addrtype', dst: { types: [type], negate: false }, limitIfaceIn, limitIfaceOut: false });
+    w.node.setRuleset(append(emptyRuleset(), 'raw', 'PREROUTING', rule({ m: [addrtype('UNICAST', true)] }), rule({ m: [addrtype('BROADCAST', true)] }), rule({ m: [addrtype('BROADCAST', false)] })));
+    const udp = (dst: string): Packet => ({ src: ip('203.0.113.9'), dst: ip(dst), proto: 17, sport: 53, dport: 53, tcpFlags: 0, icmpType: 0, icmpCode: 0, inIface: 'eth1', outIface: null, mark: 0, lengthBytes: 32, fragment: false });
+    // eth0's broadcast arriving on eth1.
+    expect(traceHostPacket(w.node, udp('198.51.100.255'), { rng: seeded(1) }).matched.map((m) => m.index)).toEqual([1, 3]);
+    // eth1's own broadcast.
+    expect(traceHostPacket(w.node, udp('203.0.113.255'), { rng: seeded(1) }).matched.map((m) => m.index)).toEqual([2, 3]);
+  });
+});
+
+describe('broadcast input (brd_input, checked on 6.18)', () => {
+  const udp = (src: string, dst: string, inIface = 'eth1'): Packet => ({ src: ip(src), dst: ip(dst), proto: 17, sport: 5000, dport: 9999, tcpFlags: 0, icmpType: 0, icmpCode: 0, inIface, outIface: null, mark: 0, lengthBytes: 32, fragment: false });
+
+  it('should deliver a subnet broadcast locally through INPUT, whichever interface it arrives on, and track it', () => {
+    for (const inIface of ['eth1', 'eth0']) {
+      const w = nodeWorld();
+      w.node.setRuleset(countingEverywhere());
+      const r = traceHostPacket(w.node, udp('203.0.113.9', '203.0.113.255', inIface), { rng: seeded(1) });
+      expect(r.fate).toBe('delivered');
+      expect(r.matched.map((m) => `${m.table} ${m.chain}`)).toEqual(['raw PREROUTING', 'mangle PREROUTING', 'nat PREROUTING', 'mangle INPUT', 'filter INPUT', 'nat INPUT']);
+      expect(r.conntrack).toEqual(['udp      17 30 src=203.0.113.9 dst=203.0.113.255 sport=5000 dport=9999 [UNREPLIED] src=203.0.113.255 dst=203.0.113.9 sport=9999 dport=5000 mark=0 use=1']);
+    }
+  });
+
+  it('should deliver the limited broadcast locally instead of forwarding it, from 0.0.0.0 too', () => {
+    const w = nodeWorld();
+    expect(traceHostPacket(w.node, udp('203.0.113.9', '255.255.255.255'), { rng: seeded(1) }).fate).toBe('delivered');
+    expect(traceHostPacket(w.node, udp('0.0.0.0', '255.255.255.255'), { rng: seeded(1) }).fate).toBe('delivered');
+    // 0.0.0.0 to anything else stays a martian source.
+    const r = traceHostPacket(w.node, udp('0.0.0.0', '203.0.113.255'), { rng: seeded(1) });
+    expect([r.fate, r.reason]).toEqual(['dropped', 'martian source 0.0.0.0']);
+  });
+
+  it('should validate the source of a broadcast: strict rp_filter and a local source drop it', () => {
+    const w = nodeWorld();
+    w.node.run('sysctl -w net.ipv4.conf.all.rp_filter=1');
+    // 198.18.0.5 routes back by eth0 (the default route), not eth1.
+    expect(traceHostPacket(w.node, udp('198.18.0.5', '203.0.113.255'), { rng: seeded(1) }).fate).toBe('dropped');
+    w.node.run('sysctl -w net.ipv4.conf.all.rp_filter=0');
+    const r = traceHostPacket(w.node, udp('198.51.100.10', '203.0.113.255'), { rng: seeded(1) });
+    expect([r.fate, r.reason]).toEqual(['dropped', 'martian source: 198.51.100.10 is this host\'s own address (rp_filter=0 on eth1)']);
+  });
+
+  it('should send nothing when REJECT drops a broadcast, neither an ICMP error nor a RST', () => {
+    const w = nodeWorld();
+    w.node.setRuleset(append(emptyRuleset(), 'filter', 'INPUT', rule({ p: 'tcp' }, T.reject('tcp-reset')), rule({}, T.reject())));
+    const tcp: Packet = { ...udp('203.0.113.9', '203.0.113.255'), proto: 6, dport: 80, tcpFlags: 2 };
+    for (const p of [udp('203.0.113.9', '203.0.113.255'), udp('203.0.113.9', '255.255.255.255'), tcp]) {
+      const r = traceHostPacket(w.node, p, { rng: seeded(1) });
+      expect(r.fate).toBe('rejected');
+      expect(r.trace.filter((s) => s.kind === 'fate' && s.fate === 'transmitted')).toEqual([]);
+    }
+    // A unicast one still gets its port unreachable.
+    const uni = traceHostPacket(w.node, udp('203.0.113.9', '203.0.113.1'), { rng: seeded(1) });
+    expect(uni.trace.filter((s) => s.kind === 'fate' && s.fate === 'transmitted').length).toBe(1);
   });
 });

@@ -128,6 +128,23 @@ describe('routing tables', () => {
     expect(addrTypeOf(f, ip('198.51.100.255'))).toBe('BROADCAST');
     expect(addrTypeOf(f, ip('224.0.0.1'))).toBe('MULTICAST');
     expect(addrTypeOf(f, ip('192.0.2.1'))).toBe('UNICAST');
+    expect(addrTypeOf(f, ip('255.255.255.255'))).toBe('BROADCAST');
+    expect(addrTypeOf(f, ip('0.0.0.0'))).toBe('BROADCAST');
+  });
+
+  it('should classify for --limit-iface-in/out by the interface of the local route (inet_dev_addr_type, checked on 6.18)', () => {
+    const f = fibOf(node());
+    // eth0's broadcast on eth1 is UNICAST (real run: a datagram to 192.0.2.3 arriving on eth1
+    // counted `--dst-type UNICAST --limit-iface-in`, not `--dst-type BROADCAST --limit-iface-in`).
+    expect(addrTypeOf(f, ip('198.51.100.255'), 'eth1')).toBe('UNICAST');
+    expect(addrTypeOf(f, ip('198.51.100.255'), 'eth0')).toBe('BROADCAST');
+    expect(addrTypeOf(f, ip('198.51.100.2'), 'eth0')).toBe('LOCAL');
+    expect(addrTypeOf(f, ip('198.51.100.2'), 'eth1')).toBe('UNICAST');
+    expect(addrTypeOf(f, ip('127.0.0.1'), 'lo')).toBe('LOCAL');
+    expect(addrTypeOf(f, ip('127.0.0.1'), 'eth0')).toBe('UNICAST');
+    // Limited broadcast and multicast do not depend on the interface.
+    expect(addrTypeOf(f, ip('255.255.255.255'), 'eth1')).toBe('BROADCAST');
+    expect(addrTypeOf(f, ip('224.0.0.1'), 'eth1')).toBe('MULTICAST');
   });
 });
 

@@ -43,3 +43,15 @@ export function scripted(values: readonly number[]): RandomSource & { calls: num
 }
 
 export const ip = (s: string): Ipv4 => parseIpv4(s);
+
+/** The host-file lines of node-a that several tests share: eth0 uplink, eth1 veth, default route, forwarding on, sshd. */
+export const NODE_A_LINKS = `ip link add eth0 type physical
+ip link set eth0 up
+ip addr add 198.51.100.10/24 dev eth0
+ip link add eth1 type veth
+ip link set eth1 up
+ip addr add 203.0.113.1/24 dev eth1
+ip route add default via 198.51.100.254
+sysctl -w net.ipv4.ip_forward=1
+listen tcp 22
+`;

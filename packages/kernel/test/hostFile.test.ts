@@ -1,19 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { isKernelError } from '../src/errors.ts';
 import { parseHostFile } from '../src/hostFile.ts';
+import { NODE_A_LINKS } from './helpers.ts';
 
 const NODE = `hostname node-a
 # interfaces
-ip link add eth0 type physical
-ip link set eth0 up
-ip addr add 198.51.100.10/24 dev eth0
-ip link add eth1 type veth
-ip link set eth1 up
-ip addr add 203.0.113.1/24 dev eth1
-ip route add default via 198.51.100.254
-sysctl -w net.ipv4.ip_forward=1
-listen tcp 22
-
+${NODE_A_LINKS}
 *nat
 :PREROUTING ACCEPT [0:0]
 :POSTROUTING ACCEPT [0:0]

@@ -1,20 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { Packet } from '@netsim/netfilter';
+import { makePacket, type Packet } from '@netsim/netfilter';
 import { parseHostFile } from '../src/hostFile.ts';
 import { formatHostTrace, traceHostPacket } from '../src/hostTrace.ts';
-import { ip, seeded } from './helpers.ts';
+import { ip, NODE_A_LINKS, seeded } from './helpers.ts';
 
 const NODE = `hostname node-a
-ip link add eth0 type physical
-ip link set eth0 up
-ip addr add 198.51.100.10/24 dev eth0
-ip link add eth1 type veth
-ip link set eth1 up
-ip addr add 203.0.113.1/24 dev eth1
-ip route add default via 198.51.100.254
-sysctl -w net.ipv4.ip_forward=1
-listen tcp 22
-*nat
+${NODE_A_LINKS}*nat
 :PREROUTING ACCEPT [0:0]
 :INPUT ACCEPT [0:0]
 :OUTPUT ACCEPT [0:0]
@@ -32,22 +23,7 @@ COMMIT
 `;
 
 function pkt(over: Partial<Packet>): Packet {
-  return {
-    src: ip('192.0.2.10'),
-    dst: ip('198.51.100.10'),
-    proto: 6,
-    sport: 40000,
-    dport: 30080,
-    tcpFlags: 0x02,
-    icmpType: 0,
-    icmpCode: 0,
-    inIface: 'eth0',
-    outIface: null,
-    mark: 0,
-    lengthBytes: 60,
-    fragment: false,
-    ...over,
-  };
+  return makePacket({ src: ip('192.0.2.10'), dst: ip('198.51.100.10'), dport: 30080, inIface: 'eth0', ...over });
 }
 
 describe('one packet through one host', () => {

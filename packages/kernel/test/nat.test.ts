@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Ipv4, NatRequest } from '@netsim/netfilter';
 import { ConntrackTable, invertTuple, type CtEntry, type Tuple } from '../src/conntrack.ts';
-import { manipIcmpError, manipPacket, setupNat, type NatEnv, type NatFields, type RandomSource } from '../src/nat.ts';
+import { manipIcmpError, manipPacket, setupNat, type NatEnv, type NatFields, type NatInner, type RandomSource } from '../src/nat.ts';
 import { ip, scripted, seeded } from './helpers.ts';
 
 const client: Tuple = { src: ip('198.51.100.10'), dst: ip('198.51.100.1'), proto: 6, sport: 40001, dport: 30080 };
@@ -109,24 +109,24 @@ describe('NAT packet rewriting', () => {
   it('should rewrite original packets forward and replies back to the original tuple', () => {
     const t = new ConntrackTable();
     const ct = bind(t, client, { dst: dnat, src: masq });
-    const p: NatFields = { src: client.src, dst: client.dst, sport: client.sport, dport: client.dport };
-    manipPacket(p, ct, 'original', 'dst', true);
-    manipPacket(p, ct, 'original', 'src', true);
-    expect(p).toEqual({ src: ip('203.0.113.1'), dst: ip('203.0.113.9'), sport: 40001, dport: 8080 });
-    const r: NatFields = { src: ip('203.0.113.9'), dst: ip('203.0.113.1'), sport: 8080, dport: 40001 };
-    manipPacket(r, ct, 'reply', 'dst', true);
-    manipPacket(r, ct, 'reply', 'src', true);
-    expect(r).toEqual({ src: client.dst, dst: client.src, sport: client.dport, dport: client.sport });
+    const p: NatFields = { src: client.src, dst: client.dst, proto: 6, sport: client.sport, dport: client.dport, icmpId: 0 };
+    manipPacket(p, ct, 'original', 'dst');
+    manipPacket(p, ct, 'original', 'src');
+    expect(p).toEqual({ src: ip('203.0.113.1'), dst: ip('203.0.113.9'), proto: 6, sport: 40001, dport: 8080, icmpId: 0 });
+    const r: NatFields = { src: ip('203.0.113.9'), dst: ip('203.0.113.1'), proto: 6, sport: 8080, dport: 40001, icmpId: 0 };
+    manipPacket(r, ct, 'reply', 'dst');
+    manipPacket(r, ct, 'reply', 'src');
+    expect(r).toEqual({ src: client.dst, dst: client.src, proto: 6, sport: client.dport, dport: client.sport, icmpId: 0 });
   });
 
   it('should put an ICMP error back as the client sent its packet and make it come from the address the client targeted', () => {
     const t = new ConntrackTable();
     const ct = bind(t, client, { dst: dnat });
-    const outer: NatFields = { src: ip('203.0.113.1'), dst: client.src, sport: 0, dport: 0 };
-    const inner: NatFields = { src: client.src, dst: ip('203.0.113.9'), sport: 40001, dport: 8080 };
+    const outer: NatFields = { src: ip('203.0.113.1'), dst: client.src, proto: 1, sport: 0, dport: 0, icmpId: 0 };
+    const inner: NatInner = { src: client.src, dst: ip('203.0.113.9'), proto: 6, sport: 40001, dport: 8080 };
     expect(manipIcmpError(outer, inner, ct, 'reply', 'dst')).toBe(false);
     expect(manipIcmpError(outer, inner, ct, 'reply', 'src')).toBe(true);
-    expect(inner).toEqual({ src: client.src, dst: client.dst, sport: 40001, dport: 30080 });
+    expect(inner).toEqual({ src: client.src, dst: client.dst, proto: 6, sport: 40001, dport: 30080 });
     expect(outer.src).toBe(client.dst);
   });
 });

@@ -73,3 +73,22 @@ describe('policy routing', () => {
     expect(routes.slice(0, 2)).toEqual(['output eth0', 'reroute eth1']);
   });
 });
+
+describe('host stack and broadcasts', () => {
+  it('should neither answer nor reset a TCP SYN to a subnet broadcast', () => {
+    const w = nodeWorld();
+    w.node.run('listen tcp 80');
+    const r = w.net.connect('client', '203.0.113.255', 80, { nowMs: 0, synRetries: 0 });
+    expect(r.kind).toBe('timed-out');
+    expect(r.trace.some((s) => s.kind === 'stack' && s.host === 'node' && s.event === 'ignored' && s.detail.includes('to the broadcast 203.0.113.255:80'))).toBe(true);
+  });
+
+  it('should take a broadcast datagram on a listening port and drop one to a closed port without ICMP', () => {
+    const w = nodeWorld();
+    w.node.run('listen udp 514 silent');
+    expect(w.net.udp('client', '203.0.113.255', 514, { nowMs: 0 }).kind).toBe('no-answer');
+    const closed = w.net.udp('client', '203.0.113.255', 5000, { nowMs: 10 });
+    expect(closed.kind).toBe('no-answer');
+    expect(closed.trace.some((s) => s.kind === 'stack' && s.host === 'node' && s.event === 'port-unreachable')).toBe(false);
+  });
+});

@@ -13,7 +13,7 @@
  */
 import { NodeCidrAllocator, NodePortAllocator, ServiceIpAllocator } from './allocators.ts';
 import { KubeError } from './errors.ts';
-import { applyMergePatch, deepEqual, deepFreeze, type MergePatch } from './json.ts';
+import { applyMergePatch, deepEqual, freezeCopy, type MergePatch } from './json.ts';
 import {
   KIND_INFO,
   keyOf,
@@ -366,12 +366,19 @@ export class ApiServer {
     if (startRv !== undefined && startRv > this.rv) {
       throw new KubeError('Timeout', `Too large resource version: ${startRv}, current: ${this.rv}`);
     }
+    // The timeout step runs even when the watch ended earlier (a no-op then): it must not keep an
+    // ended watch, and with it its consumer (a dead process's informer and cache), alive meanwhile.
+    const timeout: { watch: WatchStream<KubeObject> | undefined; ended: boolean } = { watch: undefined, ended: false };
     const w = new WatchStream<KubeObject>(
       name,
       ++this.watchSeq,
       this.runtime.scheduler,
       consumer as (e: WatchEvent) => void,
-      (x) => st.watches.delete(x),
+      (x) => {
+        st.watches.delete(x);
+        timeout.watch = undefined;
+        timeout.ended = true;
+      },
       () => this.rv,
       req.delayMs ?? 0,
       this.trace,
@@ -397,7 +404,9 @@ export class ApiServer {
       }
     }
     if (req.timeoutMs !== undefined) {
-      this.runtime.scheduler.schedule(req.timeoutMs, `kube.watch.timeout ${w.id}`, () => w.close());
+      // Only if it still accepts events: once ended (a 410 at once), close() would do nothing.
+      if (!timeout.ended) timeout.watch = w;
+      this.runtime.scheduler.schedule(req.timeoutMs, `kube.watch.timeout ${w.id}`, () => timeout.watch?.close());
     }
     return w;
   }
@@ -473,7 +482,7 @@ export class ApiServer {
   private commit(verb: Verb, kind: Kind, type: WatchEventType, obj: KubeObject, old: KubeObject | undefined): KubeObject {
     const st = this.kinds[kind];
     const rv = ++this.rv;
-    const stored = deepFreeze({ ...obj, metadata: { ...obj.metadata, resourceVersion: String(rv) } });
+    const stored = freezeCopy({ ...obj, metadata: { ...obj.metadata, resourceVersion: String(rv) } });
     const key = keyOf(stored.metadata.namespace, stored.metadata.name);
     const prev = st.objects.get(key);
     if (type === 'DELETED') st.objects.delete(key);

@@ -10,18 +10,15 @@
  * - A resync queues one `SyncAll` item: `onUpdate(x, x)` for every cached object.
  * - The queue has no view of the cache (client-go forbids `knownObjects` here).
  */
-import { deltaKey, describeDelta, type AtomicBatch, type DeleteArg, type Delta, type DeltaType, type InformerQueue, type PopResult } from './fifo.ts';
+import { ArrivalQueue, deltaKey, describeDelta, InitialPopulation, type AtomicBatch, type DeleteArg, type Delta, type DeltaType, type InformerQueue, type PopResult } from './fifo.ts';
 import type { KubeObject } from './objects.ts';
 
 type Item<T extends KubeObject> = { readonly delta: Delta<T> } | { readonly batch: AtomicBatch<T> };
 
 export class AtomicFifo<T extends KubeObject> implements InformerQueue<T> {
   readonly mode = 'AtomicFIFO' as const;
-  private items: Item<T>[] = [];
-  private head = 0;
-  private populated = false;
-  private initialPopulationCount = 0;
-  private synced = false;
+  private readonly items = new ArrivalQueue<Item<T>>();
+  private readonly initial = new InitialPopulation();
 
   add(obj: T): void {
     this.push('Added', obj);
@@ -38,11 +35,7 @@ export class AtomicFifo<T extends KubeObject> implements InformerQueue<T> {
 
   replace(list: readonly T[]): void {
     this.items.push({ batch: { type: 'ReplacedAll', objects: list } });
-    if (!this.populated) {
-      this.populated = true;
-      this.initialPopulationCount = this.len();
-      this.checkSynced();
-    }
+    this.initial.replaced(() => this.items.length);
   }
 
   resync(): void {
@@ -50,47 +43,32 @@ export class AtomicFifo<T extends KubeObject> implements InformerQueue<T> {
   }
 
   pop(): PopResult<T> | undefined {
-    if (this.head >= this.items.length) return undefined;
-    const isInInitialList = !this.synced;
-    const item = this.items[this.head] as Item<T>;
-    this.items[this.head] = undefined as unknown as Item<T>;
-    this.head++;
-    if (this.head > 256 && this.head * 2 > this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
-    }
-    if (this.initialPopulationCount > 0) {
-      this.initialPopulationCount--;
-      this.checkSynced();
-    }
+    const isInInitialList = !this.initial.synced;
+    const item = this.items.shift();
+    if (item === undefined) return undefined;
+    this.initial.popped();
     if ('batch' in item) return { key: '', deltas: [], isInInitialList, batch: item.batch };
     return { key: deltaKey(item.delta.object), deltas: [item.delta], isInInitialList };
   }
 
   len(): number {
-    return this.items.length - this.head;
+    return this.items.length;
   }
 
   hasSynced(): boolean {
-    return this.synced;
+    return this.initial.synced;
   }
 
   dump(): string[] {
     const out: string[] = [];
-    for (let i = this.head; i < this.items.length; i++) {
-      const it = this.items[i] as Item<T>;
+    for (const it of this.items) {
       out.push('batch' in it ? (it.batch.type === 'ReplacedAll' ? `ReplacedAll(${it.batch.objects.length} objects)` : 'SyncAll') : describeDelta(it.delta));
     }
     return out;
   }
 
   private push(type: DeltaType, obj: DeleteArg<T>): void {
-    this.populated = true;
-    this.checkSynced();
+    this.initial.touched();
     this.items.push({ delta: { type, object: obj } });
-  }
-
-  private checkSynced(): void {
-    if (!this.synced && this.populated && this.initialPopulationCount === 0) this.synced = true;
   }
 }

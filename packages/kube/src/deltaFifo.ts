@@ -13,8 +13,10 @@
  * - `resync` queues `Sync` for every cached key with nothing pending.
  */
 import {
+  ArrivalQueue,
   deltaKey,
   describeDelta,
+  InitialPopulation,
   isTombstone,
   tombstone,
   type DeleteArg,
@@ -30,11 +32,8 @@ import { shuffleInPlace, type RandomSource } from './runtime.ts';
 export class DeltaFifo<T extends KubeObject> implements InformerQueue<T> {
   readonly mode = 'DeltaFIFO' as const;
   private readonly items = new Map<string, Delta<T>[]>();
-  private queue: string[] = [];
-  private head = 0;
-  private populated = false;
-  private initialPopulationCount = 0;
-  private synced = false;
+  private readonly queue = new ArrivalQueue<string>();
+  private readonly initial = new InitialPopulation();
 
   constructor(
     private readonly known: KnownObjects<T>,
@@ -42,21 +41,18 @@ export class DeltaFifo<T extends KubeObject> implements InformerQueue<T> {
   ) {}
 
   add(obj: T): void {
-    this.populated = true;
-    this.checkSynced();
+    this.initial.touched();
     this.queueAction('Added', obj);
   }
 
   update(obj: T): void {
-    this.populated = true;
-    this.checkSynced();
+    this.initial.touched();
     this.queueAction('Updated', obj);
   }
 
   delete(obj: DeleteArg<T>): boolean {
     const key = deltaKey(obj);
-    this.populated = true;
-    this.checkSynced();
+    this.initial.touched();
     if (this.known.getByKey(key) === undefined && !this.items.has(key)) return false;
     this.queueAction('Deleted', obj);
     return true;
@@ -89,11 +85,7 @@ export class DeltaFifo<T extends KubeObject> implements InformerQueue<T> {
       queuedDeletions++;
       this.queueAction('Deleted', tombstone(k, obj));
     }
-    if (!this.populated) {
-      this.populated = true;
-      this.initialPopulationCount = keys.size + queuedDeletions;
-      this.checkSynced();
-    }
+    this.initial.replaced(() => keys.size + queuedDeletions);
   }
 
   resync(): void {
@@ -107,42 +99,29 @@ export class DeltaFifo<T extends KubeObject> implements InformerQueue<T> {
   }
 
   pop(): PopResult<T> | undefined {
-    if (this.head >= this.queue.length) return undefined;
-    const isInInitialList = !this.synced;
-    const key = this.queue[this.head] as string;
-    this.head++;
-    if (this.head > 256 && this.head * 2 > this.queue.length) {
-      this.queue = this.queue.slice(this.head);
-      this.head = 0;
-    }
-    if (this.initialPopulationCount > 0) {
-      this.initialPopulationCount--;
-      this.checkSynced();
-    }
+    const isInInitialList = !this.initial.synced;
+    const key = this.queue.shift();
+    if (key === undefined) return undefined;
+    this.initial.popped();
     const deltas = this.items.get(key) as Delta<T>[];
     this.items.delete(key);
     return { key, deltas, isInInitialList };
   }
 
   len(): number {
-    return this.queue.length - this.head;
+    return this.queue.length;
   }
 
   hasSynced(): boolean {
-    return this.synced;
+    return this.initial.synced;
   }
 
   dump(): string[] {
     const out: string[] = [];
-    for (let i = this.head; i < this.queue.length; i++) {
-      const k = this.queue[i] as string;
+    for (const k of this.queue) {
       out.push(`${k}: [${(this.items.get(k) ?? []).map(describeDelta).join(', ')}]`);
     }
     return out;
-  }
-
-  private checkSynced(): void {
-    if (!this.synced && this.populated && this.initialPopulationCount === 0) this.synced = true;
   }
 
   private queueAction(type: DeltaType, obj: DeleteArg<T>): void {

@@ -102,3 +102,78 @@ export function describeDelta<T extends KubeObject>(d: Delta<T>): string {
   if (isTombstone(o)) return `${d.type}(DeletedFinalStateUnknown{${o.key} uid=${o.obj.metadata.uid} rv=${o.obj.metadata.resourceVersion}})`;
   return `${d.type}(${objectKey(o)} uid=${o.metadata.uid} rv=${o.metadata.resourceVersion})`;
 }
+
+/**
+ * client-go's `HasSynced` bookkeeping, shared by the three queues: the queue is populated by the
+ * first `Replace` or by any earlier Add/Update/Delete; the first `Replace` fixes the initial
+ * population (how many pops it takes), and the queue has synced once it is populated and that
+ * many items have been popped.
+ */
+export class InitialPopulation {
+  private populated = false;
+  private remaining = 0;
+  private done = false;
+
+  get synced(): boolean {
+    return this.done;
+  }
+
+  /** An Add, Update or Delete arrived: populated from now on, with no initial list to wait for. */
+  touched(): void {
+    this.populated = true;
+    this.check();
+  }
+
+  /** A `Replace` finished; the first one makes `count()` items (read then) the initial population. */
+  replaced(count: () => number): void {
+    if (this.populated) return;
+    this.populated = true;
+    this.remaining = count();
+    this.check();
+  }
+
+  /** One item of the queue was popped. */
+  popped(): void {
+    if (this.remaining === 0) return;
+    this.remaining--;
+    this.check();
+  }
+
+  private check(): void {
+    if (!this.done && this.populated && this.remaining === 0) this.done = true;
+  }
+}
+
+/**
+ * A FIFO array with O(1) amortised shift: popped slots are cleared and the array is compacted
+ * once more than half of it (and over 256 slots) is consumed.
+ */
+export class ArrivalQueue<I> {
+  private items: I[] = [];
+  private head = 0;
+
+  get length(): number {
+    return this.items.length - this.head;
+  }
+
+  push(item: I): void {
+    this.items.push(item);
+  }
+
+  shift(): I | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const item = this.items[this.head] as I;
+    this.items[this.head] = undefined as unknown as I;
+    this.head++;
+    if (this.head > 256 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return item;
+  }
+
+  /** The queued items, oldest first. */
+  *[Symbol.iterator](): IterableIterator<I> {
+    for (let i = this.head; i < this.items.length; i++) yield this.items[i] as I;
+  }
+}

@@ -12,8 +12,10 @@
  * - The initial population is the whole queue after the first `replace`.
  */
 import {
+  ArrivalQueue,
   deltaKey,
   describeDelta,
+  InitialPopulation,
   tombstone,
   type DeleteArg,
   type Delta,
@@ -27,11 +29,8 @@ import { shuffleInPlace, type RandomSource } from './runtime.ts';
 
 export class RealFifo<T extends KubeObject> implements InformerQueue<T> {
   readonly mode = 'RealFIFO' as const;
-  private items: Delta<T>[] = [];
-  private head = 0;
-  private populated = false;
-  private initialPopulationCount = 0;
-  private synced = false;
+  private readonly items = new ArrivalQueue<Delta<T>>();
+  private readonly initial = new InitialPopulation();
 
   constructor(
     private readonly known: KnownObjects<T>,
@@ -55,8 +54,7 @@ export class RealFifo<T extends KubeObject> implements InformerQueue<T> {
     const newKeys = new Set(list.map(objectKey));
     const queuedKeys: string[] = [];
     const lastForKey = new Map<string, Delta<T>>();
-    for (let i = this.head; i < this.items.length; i++) {
-      const d = this.items[i] as Delta<T>;
+    for (const d of this.items) {
       const k = deltaKey(d.object);
       if (!lastForKey.has(k)) queuedKeys.push(k);
       lastForKey.set(k, d);
@@ -74,16 +72,12 @@ export class RealFifo<T extends KubeObject> implements InformerQueue<T> {
       this.append('Deleted', tombstone(k, obj));
     }
     for (const obj of list) this.append('Replaced', obj);
-    if (!this.populated) {
-      this.populated = true;
-      this.initialPopulationCount = this.len();
-      this.checkSynced();
-    }
+    this.initial.replaced(() => this.items.length);
   }
 
   resync(): void {
     const inQueue = new Set<string>();
-    for (let i = this.head; i < this.items.length; i++) inQueue.add(deltaKey((this.items[i] as Delta<T>).object));
+    for (const d of this.items) inQueue.add(deltaKey(d.object));
     for (const k of shuffleInPlace(this.known.listKeys(), this.random)) {
       if (inQueue.has(k)) continue;
       const obj = this.known.getByKey(k);
@@ -92,49 +86,33 @@ export class RealFifo<T extends KubeObject> implements InformerQueue<T> {
   }
 
   pop(): PopResult<T> | undefined {
-    if (this.head >= this.items.length) return undefined;
-    const isInInitialList = !this.synced;
-    const d = this.items[this.head] as Delta<T>;
-    this.items[this.head] = undefined as unknown as Delta<T>;
-    this.head++;
-    if (this.head > 256 && this.head * 2 > this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
-    }
+    const isInInitialList = !this.initial.synced;
+    const d = this.items.shift();
+    if (d === undefined) return undefined;
     // client-go decrements after processing; nothing can observe the difference here because
     // processing and this pop are one step.
-    if (this.initialPopulationCount > 0) {
-      this.initialPopulationCount--;
-      this.checkSynced();
-    }
+    this.initial.popped();
     return { key: deltaKey(d.object), deltas: [d], isInInitialList };
   }
 
   len(): number {
-    return this.items.length - this.head;
+    return this.items.length;
   }
 
   hasSynced(): boolean {
-    return this.synced;
+    return this.initial.synced;
   }
 
   dump(): string[] {
-    const out: string[] = [];
-    for (let i = this.head; i < this.items.length; i++) out.push(describeDelta(this.items[i] as Delta<T>));
-    return out;
+    return Array.from(this.items, describeDelta);
   }
 
   private push(type: DeltaType, obj: DeleteArg<T>): void {
-    this.populated = true;
-    this.checkSynced();
+    this.initial.touched();
     this.append(type, obj);
   }
 
   private append(type: DeltaType, obj: DeleteArg<T>): void {
     this.items.push({ type, object: obj });
-  }
-
-  private checkSynced(): void {
-    if (!this.synced && this.populated && this.initialPopulationCount === 0) this.synced = true;
   }
 }

@@ -71,7 +71,7 @@ export function validatePort(field: string, port: number, errs: FieldError[]): v
   if (!Number.isInteger(port) || port < 1 || port > 65535) errs.push({ field, type: 'Invalid value', value: port, detail: 'must be between 1 and 65535, inclusive' });
 }
 
-const PROTOCOLS = ['TCP', 'UDP', 'SCTP'];
+const PROTOCOLS: readonly string[] = ['TCP', 'UDP', 'SCTP'];
 export function validateProtocol(field: string, protocol: string, errs: FieldError[]): void {
   if (!PROTOCOLS.includes(protocol)) errs.push({ field, type: 'Unsupported value', value: protocol, detail: 'supported values: "SCTP", "TCP", "UDP"' });
 }

@@ -2,15 +2,7 @@ import fc from 'fast-check';
 import { freeze } from 'immer';
 import { describe, expect, it } from 'vitest';
 import { deepEqual } from '../src/index.ts';
-import { deepFreeze } from '../src/json.ts';
-
-/** Whether each object and array inside `v` is frozen, in a fixed walk order. */
-function frozenMap(v: unknown, out: boolean[] = []): boolean[] {
-  if (typeof v !== 'object' || v === null) return out;
-  out.push(Object.isFrozen(v));
-  for (const k of Object.keys(v)) frozenMap((v as Record<string, unknown>)[k], out);
-  return out;
-}
+import { freezeCopy } from '../src/json.ts';
 
 /** Plain data where some parts may already be frozen (shallowly), as a write shares parts of the previous state. */
 const data = fc.jsonValue({ maxDepth: 4 }).chain((v) => fc.array(fc.boolean(), { maxLength: 40 }).map((marks) => {
@@ -25,38 +17,60 @@ const data = fc.jsonValue({ maxDepth: 4 }).chain((v) => fc.array(fc.boolean(), {
   return copy;
 }));
 
-describe('deepFreeze', () => {
-  it('should freeze exactly what immer\'s deep freeze freezes, skipping frozen parts', () => {
+describe('freezeCopy', () => {
+  /**
+   * The contract, node by node: a frozen input part is reused as it is (nothing below it is
+   * looked at, as immer's deep freeze does); any other object or array becomes a frozen copy.
+   */
+  const checkNode = (from: unknown, to: unknown): void => {
+    if (typeof from !== 'object' || from === null) {
+      expect(to).toBe(from);
+      return;
+    }
+    if (Object.isFrozen(from)) {
+      expect(to).toBe(from);
+      return;
+    }
+    expect(to).not.toBe(from);
+    expect(Object.isFrozen(to)).toBe(true);
+    expect(Array.isArray(to)).toBe(Array.isArray(from));
+    for (const k of Object.keys(from)) checkNode((from as Record<string, unknown>)[k], (to as Record<string, unknown>)[k]);
+  };
+
+  it('should give deep-frozen data equal to its input, key order included, reusing exactly the parts already frozen', () => {
     fc.assert(
       fc.property(data, (v) => {
-        const a = structuredClone(v);
-        const b = structuredClone(v);
-        // structuredClone drops freezing: redo it identically on both copies.
-        const refreeze = (src: unknown, x: unknown, y: unknown): void => {
-          if (typeof src !== 'object' || src === null) return;
-          for (const k of Object.keys(src)) refreeze((src as Record<string, unknown>)[k], (x as Record<string, unknown>)[k], (y as Record<string, unknown>)[k]);
-          if (Object.isFrozen(src)) {
-            Object.freeze(x);
-            Object.freeze(y);
-          }
-        };
-        refreeze(v, a, b);
-        expect(deepFreeze(a)).toBe(a);
-        freeze(b, true);
-        expect(frozenMap(a)).toEqual(frozenMap(b));
-        expect(a).toEqual(v);
+        const snapshot = JSON.stringify(v);
+        const copy = freezeCopy(v);
+        expect(JSON.stringify(copy)).toBe(snapshot);
+        expect(copy).toEqual(v);
+        checkNode(v, copy);
+        // The input is left as it was: a copy, not a freeze in place.
+        expect(JSON.stringify(v)).toBe(snapshot);
       }),
       { seed: 5, numRuns: 300 },
     );
   });
 
-  it('should freeze nested objects and arrays and leave class instances alone', () => {
+  it('should freeze what immer freezes: the result of a write reads the same and refuses the same mutations', () => {
+    const input = { a: { b: [1, { c: 2 }] }, d: 'x' };
+    const viaImmer = freeze(structuredClone(input), true);
+    const viaCopy = freezeCopy(structuredClone(input));
+    expect(viaCopy).toEqual(viaImmer);
+    expect(() => {
+      (viaCopy.a.b[1] as { c: number }).c = 3;
+    }).toThrow(TypeError);
+  });
+
+  it('should keep class instances as they are', () => {
     class Box {
       n = 1;
     }
-    const v = { a: { b: [1, { c: 2 }] }, box: new Box() };
-    deepFreeze(v);
-    expect([Object.isFrozen(v), Object.isFrozen(v.a), Object.isFrozen(v.a.b), Object.isFrozen(v.a.b[1]), Object.isFrozen(v.box)]).toEqual([true, true, true, true, false]);
+    const box = new Box();
+    const v = freezeCopy({ box, list: [box] });
+    expect(v.box).toBe(box);
+    expect(v.list[0]).toBe(box);
+    expect(Object.isFrozen(box)).toBe(false);
   });
 });
 

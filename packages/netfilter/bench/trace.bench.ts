@@ -16,6 +16,7 @@ import {
   createEvalState,
   evaluateHook,
   ipv4,
+  makePacket,
   parseSave,
   seededRandom31,
   type AddrType,
@@ -64,21 +65,7 @@ function ctxFor(): EvalContext {
 }
 
 function packet(dst: number, dport: number, src = 0xcb007107): Packet {
-  return {
-    src: ipv4(src),
-    dst: ipv4(dst),
-    proto: 6,
-    sport: 40000,
-    dport,
-    tcpFlags: 0x02,
-    icmpType: 0,
-    icmpCode: 0,
-    inIface: 'eth0',
-    outIface: null,
-    mark: 0,
-    lengthBytes: 60,
-    fragment: false,
-  };
+  return makePacket({ src: ipv4(src), dst: ipv4(dst), dport, inIface: 'eth0' });
 }
 
 function nowNs(): bigint {

@@ -175,9 +175,15 @@ const NO_WARNINGS: readonly string[] = Object.freeze([]);
 const ACCEPT: Target = Object.freeze({ kind: 'ACCEPT' });
 const DROP: Target = Object.freeze({ kind: 'DROP' });
 const RETURN: Target = Object.freeze({ kind: 'RETURN' });
+export { ACCEPT as ACCEPT_TARGET, DROP as DROP_TARGET, RETURN as RETURN_TARGET };
 const PROTO_MATCHES: readonly ProtoMatch[] = Object.freeze(
   Array.from({ length: 512 }, (_, k) => Object.freeze({ proto: k >> 1, negate: (k & 1) === 1 })),
 );
+
+/** The shared `-p` match for protocol number `proto` (0..255). */
+export function protoMatch(proto: number, negate: boolean): ProtoMatch {
+  return PROTO_MATCHES[proto * 2 + (negate ? 1 : 0)] as ProtoMatch;
+}
 const NO_ADDRESS: readonly (Cidr | undefined)[] = Object.freeze([undefined]);
 
 /** Chain names may be at most 28 characters (XT_EXTENSION_MAXNAMELEN - 1). */
@@ -199,6 +205,16 @@ interface LoadedExt<T> {
 }
 
 /** An extension netsim does not model: its words are kept in order, verbatim. */
+/**
+ * The low 16 bits of a hexadecimal number as four hex digits; strtoul's saturation (more than 16
+ * significant digits) gives ffff.
+ */
+function hex16(digits: string): string {
+  const significant = digits.replace(/^0+/, '');
+  if (significant.length > 16) return 'ffff';
+  return significant.slice(-4).toLowerCase().padStart(4, '0');
+}
+
 interface UnknownExt {
   readonly kind: 'match' | 'target';
   readonly name: string;
@@ -233,6 +249,8 @@ export function parseCommand(args: readonly string[], env: CommandEnv): ParsedCo
     p.reset(args, env);
     return p.parse();
   } finally {
+    // Drop the caller's objects (a restore's environment holds its whole state) before parking.
+    p.reset(NO_ARGS, NO_ENV);
     spare = p;
   }
 }
@@ -498,6 +516,22 @@ class CommandParser implements ParseEnv {
 
   private protoModuleName(): string {
     return this.proto === undefined ? '' : (PROTO_MODULES.get(this.proto) ?? this.protoText ?? '');
+  }
+
+  /**
+   * CLASSIFY's `--set-class MAJOR:MINOR` as iptables-save prints it back (`%04x:%04x`, each
+   * half read as `sscanf("%x:%x")` reads it and cut to 16 bits): `1:2` is `0001:0002`.
+   */
+  private classifyArgs(args: readonly string[]): string[] {
+    const out = [...args];
+    for (let k = 0; k + 1 < out.length; k++) {
+      if (out[k] !== '--set-class') continue;
+      const v = out[k + 1] as string;
+      const m = /^\s*\+?(?:0[xX])?([0-9a-fA-F]+):\s*\+?(?:0[xX])?([0-9a-fA-F]+)/.exec(v);
+      if (m === null) throw paramProblem(`Bad class value "${v}"`, this.args.indexOf(v, this.targetArgIndex));
+      out[k + 1] = `${hex16(m[1] as string)}:${hex16(m[2] as string)}`;
+    }
+    return out;
   }
 
   private unknownOption(word: string, at: number): void {
@@ -819,7 +853,11 @@ class CommandParser implements ParseEnv {
     const t = this.target;
     if (t !== undefined) {
       if ('instance' in t) target = finishAt(t, this);
-      else target = { kind: 'unknown', name: t.name, args: t.args };
+      else {
+        target = { kind: 'unknown', name: t.name, args: t.name === 'CLASSIFY' ? this.classifyArgs(t.args) : t.args };
+        // xt_TCPMSS is registered for tcp only: the kernel refuses it on any other or a negated -p.
+        if (t.name === 'TCPMSS' && (this.proto !== 6 || this.protoInvert)) this.rejectRule('Invalid argument');
+      }
     }
     if (this.env.ipsetExists !== undefined) {
       for (const m of matches) {
@@ -923,7 +961,7 @@ class CommandParser implements ParseEnv {
     if (i !== undefined && !(i.name === '' && i.wildcard && !i.negate)) rule.inIface = i;
     const o = this.outIface;
     if (o !== undefined && !(o.name === '' && o.wildcard && !o.negate)) rule.outIface = o;
-    if (this.proto !== undefined && this.proto !== 0) rule.proto = PROTO_MATCHES[this.proto * 2 + (this.protoInvert ? 1 : 0)] as ProtoMatch;
+    if (this.proto !== undefined && this.proto !== 0) rule.proto = protoMatch(this.proto, this.protoInvert);
     if (this.fragment !== undefined) rule.fragment = this.fragment;
     if (target !== undefined) rule.target = target;
     if (this.counters !== undefined) rule.counters = this.counters;

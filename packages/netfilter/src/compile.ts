@@ -335,8 +335,8 @@ function optionsKey(o: Required<CompileOptions>): string {
   return o.index ? `i${o.indexMinRun}` : 'linear';
 }
 
-const tableCache = new WeakMap<Table, Map<string, CompiledTable>>();
-const rulesetCache = new WeakMap<Ruleset, Map<string, CompiledRuleset>>();
+const tableCache = new WeakMap<Table, Map<string, CompiledTable>>(); // tidy-allow: compiled form keyed by the immutable table value; same input, same output
+const rulesetCache = new WeakMap<Ruleset, Map<string, CompiledRuleset>>(); // tidy-allow: as tableCache, for whole rulesets
 
 function compileTable(table: Table, opts: Required<CompileOptions>, key: string): CompiledTable {
   let byOpts = tableCache.get(table);

@@ -32,8 +32,14 @@ export interface DraftChain {
   jumps: DraftChain[] | undefined;
   summaryValid: boolean;
   /** The `-j`/`-g` targets naming this chain, made once and shared by the rules (see jumpTo). */
-  jumpTarget?: Target;
-  gotoTarget?: Target;
+  jumpTarget: Target | undefined;
+  gotoTarget: Target | undefined;
+  /**
+   * The chain created next in this draft, while `linkVersion` is the draft's chain version (no
+   * chain deleted or renamed since): a dump lists rules in the order it declares chains.
+   */
+  nextCreated: DraftChain | undefined;
+  linkVersion: number;
 }
 
 export type RuleOp = 'RULE_APPEND' | 'RULE_INSERT' | 'RULE_REPLACE';
@@ -48,11 +54,28 @@ function jumpTarget(rule: Rule): string | undefined {
 const HOOK_BIT: Readonly<Record<string, number>> = { PREROUTING: 1, INPUT: 2, FORWARD: 4, OUTPUT: 8, POSTROUTING: 16 };
 const ALL_HOOKS = 31;
 
+/**
+ * Hooks of targets netsim keeps verbatim that the kernel limits: CLASSIFY, and TCPMSS's path-MTU
+ * clamping (xt_CLASSIFY's and xt_TCPMSS's checks; checked against 1.8.9, through user chains too).
+ */
+const LATE_HOOKS: readonly Hook[] = ['FORWARD', 'OUTPUT', 'POSTROUTING'];
+
+function unknownTargetHooks(t: Extract<Target, { kind: 'unknown' }>): readonly Hook[] | undefined {
+  if (t.name === 'CLASSIFY') return LATE_HOOKS;
+  if (t.name === 'TCPMSS' && t.args.includes('--clamp-mss-to-pmtu')) return LATE_HOOKS;
+  return undefined;
+}
+
 /** Hooks a rule may run from, when its target or a match limits them. */
 function ruleHooks(rule: Rule): readonly Hook[] | undefined {
-  const kind = rule.target?.kind;
+  const target = rule.target;
+  const kind = target?.kind;
   let hooks: readonly Hook[] | undefined =
-    kind === 'DNAT' || kind === 'SNAT' || kind === 'MASQUERADE' || kind === 'REJECT' ? targetModule(kind)?.hooks : undefined;
+    kind === 'DNAT' || kind === 'SNAT' || kind === 'MASQUERADE' || kind === 'REJECT'
+      ? targetModule(kind)?.hooks
+      : target?.kind === 'unknown'
+        ? unknownTargetHooks(target)
+        : undefined;
   const matches = rule.matches;
   for (let k = 0; k < matches.length; k++) {
     const m = matches[k] as Rule['matches'][number];
@@ -87,6 +110,11 @@ export class TableDraft {
   private lastChainVersion = -1;
   /** The user chain `userChainName` found last: the next rule's jump target, usually. */
   private lastResolved: DraftChain | undefined;
+  /** The chain {@link jumpTo} found last (a cache: KUBE-MARK-MASQ, say, is jumped to again and again). */
+  private lastJump: DraftChain | undefined;
+  private lastJumpVersion = -1;
+  /** The chain created last (see `DraftChain.nextCreated`). */
+  private lastCreated: DraftChain | undefined;
 
   private constructor(name: TableName, created: boolean) {
     this.name = name;
@@ -109,12 +137,16 @@ export class TableDraft {
         colour: 0,
         jumps: undefined,
         summaryValid: false,
+        jumpTarget: undefined,
+        gotoTarget: undefined,
+        nextCreated: undefined,
+        linkVersion: -1,
       });
     }
     for (const name of Object.keys(table.chains)) {
       const c = table.chains[name] as Chain;
       if (d.chains.has(name)) continue;
-      d.chains.set(name, { name, builtin: false, policy: undefined, counters: undefined, rules: c.rules as Rule[], owned: false, hookMask: 0, allowedMask: ALL_HOOKS, colour: 0, jumps: undefined, summaryValid: false });
+      d.chains.set(name, { name, builtin: false, policy: undefined, counters: undefined, rules: c.rules as Rule[], owned: false, hookMask: 0, allowedMask: ALL_HOOKS, colour: 0, jumps: undefined, summaryValid: false, jumpTarget: undefined, gotoTarget: undefined, nextCreated: undefined, linkVersion: -1 });
     }
     return d;
   }
@@ -124,9 +156,12 @@ export class TableDraft {
     let userChains = 0;
     for (const c of this.chains.values()) {
       if (!c.builtin) userChains++;
+      // An array grown by appends keeps spare capacity; the table keeps an exact-size copy
+      // (arrays of up to three rules are made at their size, see appended()).
+      const rules = c.owned && c.rules.length > 3 ? c.rules.slice() : c.rules;
       chains[c.name] = c.builtin
-        ? { name: c.name, policy: c.policy ?? 'ACCEPT', counters: c.counters ?? ZERO, rules: c.rules }
-        : { name: c.name, rules: c.rules };
+        ? { name: c.name, policy: c.policy ?? 'ACCEPT', counters: c.counters ?? ZERO, rules }
+        : { name: c.name, rules };
     }
     const absent = !this.created && userChains === 0;
     return absent ? { name: this.name, absent: true, chains } : { name: this.name, chains };
@@ -135,12 +170,13 @@ export class TableDraft {
   /** iptables-restore without --noflush: the table is deleted and starts again empty. */
   flushAll(): void {
     this.chains.clear();
+    this.chainsVersion++;
+    this.lastCreated = undefined;
     for (const hook of BUILTIN_CHAINS[this.name]) {
-      this.chains.set(hook, { name: hook, builtin: true, policy: 'ACCEPT', counters: ZERO, rules: [], owned: true, hookMask: 0, allowedMask: ALL_HOOKS, colour: 0, jumps: [], summaryValid: true });
+      this.link({ name: hook, builtin: true, policy: 'ACCEPT', counters: ZERO, rules: [], owned: true, hookMask: 0, allowedMask: ALL_HOOKS, colour: 0, jumps: [], summaryValid: true, jumpTarget: undefined, gotoTarget: undefined, nextCreated: undefined, linkVersion: -1 });
     }
     this.created = false;
     this.refs = undefined;
-    this.chainsVersion++;
     this.lastResolved = undefined;
   }
 
@@ -155,7 +191,15 @@ export class TableDraft {
   need(name: string): DraftChain {
     // Dumps list a chain's rules together: remember the last chain asked for.
     const last = this.lastChain;
-    if (last !== undefined && this.lastChainVersion === this.chainsVersion && last.name === name) return last;
+    if (last !== undefined && this.lastChainVersion === this.chainsVersion) {
+      if (last.name === name) return last;
+      // Or the chain created after it, as in a dump.
+      const next = last.nextCreated;
+      if (next !== undefined && last.linkVersion === this.chainsVersion && next.name === name) {
+        this.lastChain = next;
+        return next;
+      }
+    }
     const c = this.chains.get(name);
     if (c === undefined) throw refused('No chain/target/match by that name');
     this.lastChain = c;
@@ -170,8 +214,13 @@ export class TableDraft {
 
   /** A shared `-j`/`-g` target for an existing user chain (see `CommandEnv.jumpTo`). */
   jumpTo(name: string, isGoto: boolean): Target | undefined {
-    const c = this.chains.get(name);
-    if (c === undefined || c.builtin) return undefined;
+    let c = this.lastJump;
+    if (c === undefined || this.lastJumpVersion !== this.chainsVersion || c.name !== name) {
+      c = this.chains.get(name);
+      if (c === undefined || c.builtin) return undefined;
+      this.lastJump = c;
+      this.lastJumpVersion = this.chainsVersion;
+    }
     this.lastResolved = c;
     if (isGoto) return (c.gotoTarget ??= Object.freeze({ kind: 'goto', chain: c.name }));
     return (c.jumpTarget ??= Object.freeze({ kind: 'jump', chain: c.name }));
@@ -206,7 +255,7 @@ export class TableDraft {
     const c = this.need(chainName);
     this.validate(c, rule, op);
     const wasValid = c.summaryValid;
-    this.writable(c).push(rule);
+    c.rules = appended(this.writable(c), rule);
     this.addRef(c.name, rule);
     this.created = true;
     if (wasValid) {
@@ -279,16 +328,31 @@ export class TableDraft {
 
   newChain(name: string): void {
     if (this.chains.has(name)) throw refused('Chain already exists');
-    this.chains.set(name, { name, builtin: false, policy: undefined, counters: undefined, rules: [], owned: true, hookMask: 0, allowedMask: ALL_HOOKS, colour: 0, jumps: [], summaryValid: true });
-    this.created = true;
+    this.createUserChain(name);
   }
 
   /** `:name` of iptables-restore for a user chain: create, or flush when it exists. */
   declareUserChain(name: string): void {
     const c = this.chains.get(name);
-    if (c === undefined) this.newChain(name);
+    if (c === undefined) this.createUserChain(name);
     else this.flushChain(c);
     this.created = true;
+  }
+
+  private createUserChain(name: string): void {
+    this.link({ name, builtin: false, policy: undefined, counters: undefined, rules: [], owned: true, hookMask: 0, allowedMask: ALL_HOOKS, colour: 0, jumps: [], summaryValid: true, jumpTarget: undefined, gotoTarget: undefined, nextCreated: undefined, linkVersion: -1 });
+    this.created = true;
+  }
+
+  /** Adds a new chain, linked after the one created before it (see `DraftChain.nextCreated`). */
+  private link(c: DraftChain): void {
+    this.chains.set(c.name, c);
+    const prev = this.lastCreated;
+    if (prev !== undefined) {
+      prev.nextCreated = c;
+      prev.linkVersion = this.chainsVersion;
+    }
+    this.lastCreated = c;
   }
 
   /** `-X name`: the chain must exist, be a user chain, be empty and unreferenced. */
@@ -379,8 +443,7 @@ export class TableDraft {
     const index = this.refIndex();
     const from = index.get(oldName);
     this.chains.delete(oldName);
-    const { jumpTarget: _j, gotoTarget: _g, ...rest } = c;
-    const renamed: DraftChain = { ...rest, name: newName };
+    const renamed: DraftChain = { ...c, name: newName, jumpTarget: undefined, gotoTarget: undefined };
     this.chains.set(newName, renamed);
     if (from !== undefined) {
       for (const fromName of from.keys()) {
@@ -548,7 +611,7 @@ export class TableDraft {
       // The parser just resolved this name (same string object): no map lookup needed.
       const resolved = this.lastResolved;
       const t = resolved !== undefined && resolved.name === to && this.lastChainVersion === this.chainsVersion ? resolved : this.chains.get(to);
-      if (t !== undefined) (c.jumps as DraftChain[]).push(t);
+      if (t !== undefined) c.jumps = appended(c.jumps as DraftChain[], t);
     }
     const rh = ruleHooks(rule);
     if (rh === undefined) return;
@@ -630,6 +693,24 @@ export class TableDraft {
   }
 }
 
+
+/**
+ * `a` with `x` appended: a new array of the exact size while it is short (most chains hold a
+ * few rules, and an array grown by push reserves room for 16 more), else `a` itself, pushed to.
+ */
+function appended<T>(a: T[], x: T): T[] {
+  switch (a.length) {
+    case 0:
+      return [x];
+    case 1:
+      return [a[0] as T, x];
+    case 2:
+      return [a[0] as T, a[1] as T, x];
+    default:
+      a.push(x);
+      return a;
+  }
+}
 
 function withoutCounters(r: Rule): Rule {
   const { counters: _c, ...rest } = r;

@@ -50,6 +50,7 @@ export type {
   UnknownPolicy,
   Verdict,
 } from './evalTypes.ts';
+export { makePacket, type PacketInit } from './packet.ts';
 export { compile, type CompileOptions, type CompiledRuleset } from './compile.ts';
 export { evaluateHook, evaluateTable, HOOK_TABLES, MAX_CHAIN_LEVEL, rewriteToRangeStart } from './evaluate.ts';
 export { createEvalState, probabilityThreshold31, seededRandom31, splitmix32, STATISTIC_SCALE } from './statistic.ts';

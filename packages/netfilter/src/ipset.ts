@@ -21,7 +21,7 @@ import type { IpSet } from './types.ts';
 export type IpSetLookup = (name: string, dims: readonly ('src' | 'dst')[], packet: Packet) => boolean | undefined;
 
 const PROTO_BY_NAME: { readonly [name: string]: number } = { tcp: 6, udp: 17, sctp: 132, udplite: 136, icmp: 1 };
-const PORTED = new Set([6, 17, 132, 136]);
+const PORTED: ReadonlySet<number> = new Set([6, 17, 132, 136]);
 
 const ICMP_TYPE_BY_NAME: { readonly [name: string]: number } = {
   'echo-reply': 0x0000,

@@ -20,7 +20,7 @@ export interface MatchModule {
   create(): ExtensionInstance<Match | null>;
 }
 
-const modules = new Map<string, MatchModule>();
+const modules = new Map<string, MatchModule>(); // tidy-allow: the extension registry, filled by register() while this module loads
 
 function register(m: MatchModule): void {
   modules.set(m.name, m);
@@ -181,11 +181,19 @@ class PortMatchInstance implements ExtensionInstance<Match | null> {
   }
 
   finish(env: ParseEnv): Match | null {
-    if (env.proto !== this.protoNum) {
-      throw paramProblem(this.name === 'tcp' ? "TCP match requires '-p tcp'" : "UDP match requires '-p udp'");
-    }
     const { sport, dport, flags, tcpOption: option } = this;
     const empty = sport === undefined && dport === undefined && flags === undefined && option === undefined;
+    // iptables-nft writes ports and flags as native expressions, which need `-p` to name the
+    // protocol (negated or not); a match with nothing to write (all defaults) or a --tcp-option
+    // goes to the kernel as an xt match, which refuses a rule whose protocol is another or
+    // negated (checked against 1.8.9: `! -p tcp -m tcp --dport 80` loads, `! -p tcp -m tcp`,
+    // `-p udp -m tcp` and `! -p tcp -m tcp --tcp-option 2` fail with RULE_APPEND).
+    const xt = (empty && !this.droppedInverted) || option !== undefined;
+    if (xt) {
+      if (env.proto !== this.protoNum || env.protoInvert) env.rejectRule('Invalid argument');
+    } else if (env.proto !== this.protoNum) {
+      throw paramProblem(this.name === 'tcp' ? "TCP match requires '-p tcp'" : "UDP match requires '-p udp'");
+    }
     if (empty && this.droppedInverted) return null;
     const m: { -readonly [K in keyof Extract<Match, { kind: 'tcp' }>]: Extract<Match, { kind: 'tcp' }>[K] } = { kind: 'tcp' };
     if (sport !== undefined) m.sport = sport;
@@ -224,10 +232,14 @@ function parseIcmpType(text: string, argIndex: number): { type: number; code?: P
   const typeText = slash < 0 ? text : text.slice(0, slash);
   const type = /^[0-9]+$/.test(typeText) ? Number(typeText) : undefined;
   if (type === undefined || type > 255) throw paramProblem(`Unknown ICMP type \`${text}'`, argIndex);
+  // Type 255 is how the tool stores "any": the kernel then ignores the code, and iptables-save
+  // prints `any` (checked: `--icmp-type 255` and `255/0` both come back as `any`).
+  if (type === 255 && slash < 0) return { type: 0xff, any: true };
   if (slash < 0) return { type };
   const codeText = text.slice(slash + 1);
   const code = /^[0-9]+$/.test(codeText) ? Number(codeText) : undefined;
   if (code === undefined || code > 255) throw paramProblem(`Unknown ICMP code \`${text}'`, argIndex);
+  if (type === 255) return { type: 0xff, any: true };
   return { type, code: { from: code, to: code } };
 }
 
@@ -262,7 +274,7 @@ const MULTIPORT_OPTIONS = new OptionTable([
   { name: 'destination-ports', aliases: ['dports'], args: 1, invert: true },
   { name: 'ports', args: 1, invert: true },
 ]);
-const MULTIPORT_PROTOS = new Set([6, 17, 132, 33, 136]);
+const MULTIPORT_PROTOS: ReadonlySet<number> = new Set([6, 17, 132, 33, 136]);
 
 register({
   name: 'multiport',
@@ -566,7 +578,7 @@ const STATISTIC_OPTIONS = new OptionTable([
 ]);
 
 const TWO_31 = 0x80000000;
-const probabilityTexts = new Map<number, string>();
+const probabilityTexts = new Map<number, string>(); // tidy-allow: memo of a pure function of the threshold
 
 /**
  * The text `iptables-save` prints for a 31-bit probability threshold: `%.11f` of threshold/2^31,

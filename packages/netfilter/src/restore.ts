@@ -14,9 +14,10 @@ import { applyCommand, DraftSet } from './apply.ts';
 import { COMMON_WORDS, parseCommand, type CommandEnv } from './command.ts';
 import { NetfilterError, type NetfilterErrorCode } from './errors.ts';
 import { DEFAULT_IPTABLES_VERSION, Failure, restoreStderr, type IptablesVersion } from './failure.ts';
+import { FastRuleReader } from './fastRule.ts';
 import { isBuiltinChain, isTableName } from './ruleset.ts';
 import { splitInto } from './tokenize.ts';
-import type { Counters, Ruleset, TableName, Target } from './types.ts';
+import type { Counters, Rule, Ruleset, TableName, Target } from './types.ts';
 
 export interface RestoreOptions {
   /** `--noflush`: keep the tables' current contents. */
@@ -77,11 +78,15 @@ class Restorer {
   private readonly columns: number[] = [];
   /** The command environment, made once: it reads the current table's draft. */
   private readonly env: CommandEnv & { table: TableName };
+  /** Reads canonical `-A` lines without the general parser (undefined: every line goes through it). */
+  private readonly fast: FastRuleReader | undefined;
 
   constructor(
     ruleset: Ruleset,
     private readonly opts: RestoreOptions,
+    fast = true,
   ) {
+    this.fast = fast ? new FastRuleReader() : undefined;
     this.drafts = new DraftSet(ruleset);
     const ipsets = opts.ipsets === undefined ? undefined : new Set(opts.ipsets);
     const drafts = this.drafts;
@@ -104,11 +109,10 @@ class Restorer {
   }
 
   run(text: string): Ruleset {
-    // Native split is the fastest way to cut 100k lines; a final newline leaves an empty last item.
-    const lines = text.split('\n');
-    this.lines(lines, 0, true);
+    const lines = this.lines(text, 0, 1, true);
     if (this.table !== undefined) {
-      const count = text.endsWith('\n') ? lines.length - 1 : lines.length;
+      // As many lines as `split('\n')` gives, less the empty one after a final newline.
+      const count = text.endsWith('\n') ? lines - 1 : lines;
       const f = bareFailure(`COMMIT expected at line ${count + 1}`);
       throw new LocatedFailure(f, count + 1, 1, '', `iptables-restore: COMMIT expected at line ${count + 1}\n`);
     }
@@ -116,44 +120,99 @@ class Restorer {
   }
 
   /**
-   * Reads lines from index `from` on. With `defer`, a table's hook and loop checks run once at
-   * its COMMIT; when they fail, the block is read again with checks per rule, so the error names
-   * the line the real tool names. Without `defer`, reading stops after the next COMMIT.
+   * Reads the lines of `text` from offset `from` (line `firstLine`) on, in place: a line becomes
+   * a string only when it goes to the general path. With `defer`, a table's hook and loop checks
+   * run once at its COMMIT; when they fail, the block is read again with checks per rule, so the
+   * error names the line the real tool names. Without `defer`, reading stops after the next
+   * COMMIT. Returns the number of the last line read.
    */
-  private lines(lines: readonly string[], from: number, defer: boolean): void {
+  private lines(text: string, from: number, firstLine: number, defer: boolean): number {
     const version = this.opts.version ?? DEFAULT_IPTABLES_VERSION;
+    const fast = this.fast;
+    const n = text.length;
     let blockStart = from;
-    const last = lines.length - 1;
-    for (let k = from; k < lines.length; k++) {
-      const line = lines[k] as string;
-      const endsWithNewline = k < last;
-      const lineNo = k + 1;
-      if (line === '' || line.charCodeAt(0) === 35 /* # */) continue;
-      const c0 = line.charCodeAt(0);
-      if (this.table !== undefined && line === 'COMMIT') {
-        const d = this.drafts.get(this.table);
-        if (defer && !d.validateAll()) {
-          // Read the block again from its table line, checking every rule as the kernel does.
-          this.table = undefined;
-          this.lines(lines, blockStart, false);
+    let blockLine = firstLine;
+    let lineNo = firstLine - 1;
+    let next = from;
+    while (next <= n) {
+      const start = next;
+      let end = text.indexOf('\n', start);
+      const endsWithNewline = end >= 0;
+      if (end < 0) end = n;
+      next = end + 1;
+      lineNo++;
+      if (end === start) continue;
+      const c0 = text.charCodeAt(start);
+      if (c0 === 35 /* # */) continue;
+      const table = this.table;
+      if (table !== undefined) {
+        if (c0 === 45 /* - */ || c0 === 91 /* [ */) {
+          if (fast !== undefined) {
+            const rule = fast.rule(text, start, end, table, this.drafts.get(table), this.opts.counters === true);
+            if (rule !== undefined && this.append(table, fast.chain, rule)) continue;
+          }
+        } else if (c0 === 58 /* : */) {
+          if (fast === undefined || !this.userChainLine(fast, text, start, end, table)) this.chainLine(text.slice(start, end), lineNo);
+          continue;
+        } else if (end - start === 6 && text.startsWith('COMMIT', start)) {
+          const d = this.drafts.get(table);
+          if (defer && !d.validateAll()) {
+            // Read the block again from its table line, checking every rule as the kernel does.
+            this.table = undefined;
+            this.lines(text, blockStart, blockLine, false);
+            continue;
+          }
+          this.commit(lineNo);
+          if (!defer) return lineNo;
           continue;
         }
-        this.commit(lineNo);
-        if (!defer) return;
-        continue;
-      }
-      if (c0 === 42 /* * */ && this.table === undefined) {
-        blockStart = k;
-        this.startTable(line, lineNo);
+      } else if (c0 === 42 /* * */) {
+        blockStart = start;
+        blockLine = lineNo;
+        this.startTable(text.slice(start, end), lineNo);
         this.drafts.get(this.table as unknown as TableName).deferHookChecks = defer;
         continue;
       }
-      if (c0 === 58 /* : */ && this.table !== undefined) {
-        this.chainLine(line, lineNo);
-        continue;
-      }
-      this.commandLine(line, endsWithNewline, lineNo, version);
+      this.commandLine(text.slice(start, end), endsWithNewline, lineNo, version);
     }
+    return lineNo;
+  }
+
+  /**
+   * Appends a rule the fast reader read, as the general path would; false (nothing changed) when
+   * the table refuses it (a missing chain, a rule the kernel rejects): the general path then
+   * reads the line again and reports the failure where the real tool does.
+   */
+  private append(table: TableName, chain: string, rule: Rule): boolean {
+    try {
+      this.drafts.get(table).append(chain, rule);
+      return true;
+    } catch (e) {
+      if (e instanceof Failure) return false;
+      throw e;
+    }
+  }
+
+  /**
+   * `:NAME WORD…` declaring a user chain, read in place (as {@link chainLine} reads it); false,
+   * with nothing changed, for anything else: a built-in chain, a blank after the colon, a name
+   * the real tool refuses, a line with one word.
+   */
+  private userChainLine(fast: FastRuleReader, text: string, start: number, end: number, table: TableName): boolean {
+    let i = start + 1;
+    while (i < end) {
+      const c = text.charCodeAt(i);
+      if (c === 32 || c === 9) break;
+      i++;
+    }
+    if (i === start + 1 || i - start - 1 > 28 || i + 1 >= end) return false;
+    const c = text.charCodeAt(i + 1);
+    if (c === 32 || c === 9) return false;
+    const name = text.slice(start + 1, i);
+    if (isBuiltinChain(table, name)) return false;
+    this.drafts.get(table).declareUserChain(name);
+    fast.name(name);
+    return true;
   }
 
   private startTable(line: string, lineNo: number): void {
@@ -182,11 +241,19 @@ class Restorer {
   }
 
   private chainLine(line: string, lineNo: number): void {
+    // The first three blank-separated words after the colon, with their 1-based columns.
     const words: { w: string; col: number }[] = [];
-    const re = /[^ \t]+/g;
-    let m: RegExpExecArray | null;
-    const body = line.slice(1);
-    while ((m = re.exec(body)) !== null) words.push({ w: m[0], col: m.index + 2 });
+    const n = line.length;
+    for (let i = 1; i < n && words.length < 3; ) {
+      let c = line.charCodeAt(i);
+      if (c === 32 || c === 9) {
+        i++;
+        continue;
+      }
+      const start = i;
+      while (i < n && (c = line.charCodeAt(i)) !== 32 && c !== 9) i++;
+      words.push({ w: line.slice(start, i), col: start + 1 });
+    }
     const chain = words[0];
     if (chain === undefined) {
       throw new LocatedFailure(new Failure('param', `iptables-restore: line ${lineNo} chain name invalid`), lineNo, 1, ':');
@@ -228,6 +295,7 @@ class Restorer {
       return;
     }
     d.declareUserChain(chain.w);
+    this.fast?.name(chain.w);
   }
 
   private commandLine(line: string, endsWithNewline: boolean, lineNo: number, version: IptablesVersion): void {
@@ -319,7 +387,16 @@ export function restore(ruleset: Ruleset, text: string, opts: RestoreOptions = {
  * behind: tables committed before the failing block stay committed.
  */
 export function tryRestore(ruleset: Ruleset, text: string, opts: RestoreOptions = {}): { readonly ruleset: Ruleset } | RestoreFailure {
-  const r = new Restorer(ruleset, opts);
+  return tryRestoreWith(ruleset, text, opts, true);
+}
+
+/**
+ * @internal
+ * {@link tryRestore}, with (`fast`) or without the fast reader of canonical rule lines: the
+ * general path alone is the reference the fast reader is tested against.
+ */
+export function tryRestoreWith(ruleset: Ruleset, text: string, opts: RestoreOptions, fast: boolean): { readonly ruleset: Ruleset } | RestoreFailure {
+  const r = new Restorer(ruleset, opts, fast);
   try {
     return { ruleset: r.run(text) };
   } catch (e) {
@@ -332,8 +409,8 @@ export function tryRestore(ruleset: Ruleset, text: string, opts: RestoreOptions 
 }
 
 /** @internal Restore for `parseSave`: every failure is a `parse` error. */
-export function restoreForParse(ruleset: Ruleset, text: string, opts: RestoreOptions): Ruleset {
-  const r = new Restorer(ruleset, opts);
+export function restoreForParse(ruleset: Ruleset, text: string, opts: RestoreOptions, fast = true): Ruleset {
+  const r = new Restorer(ruleset, opts, fast);
   try {
     return r.run(text);
   } catch (e) {

@@ -21,7 +21,7 @@ export interface TargetModule {
   readonly hooks?: readonly Hook[];
 }
 
-const modules = new Map<string, TargetModule>();
+const modules = new Map<string, TargetModule>(); // tidy-allow: the extension registry, filled by register() while this module loads
 
 function register(m: TargetModule): void {
   modules.set(m.name, m);
@@ -96,7 +96,7 @@ register({
 // ---------------------------------------------------------------------------------------------
 // NAT targets
 
-const PORT_PROTOS = new Set([6, 17, 132, 33]);
+const PORT_PROTOS: ReadonlySet<number> = new Set([6, 17, 132, 33]);
 
 function needPortProto(env: ParseEnv, argIndex: number): void {
   if (env.proto === undefined || !PORT_PROTOS.has(env.proto) || env.protoInvert) {
@@ -597,7 +597,7 @@ function markText(ext: string, value: number, mask: number): string {
   return `${ext} xset ${hex(value)}/${hex(mask)}`;
 }
 
-const LOG_LEVEL_NAMES = ['emerg', 'alert', 'crit', 'err', 'warn', 'notice', 'info', 'debug'];
+const LOG_LEVEL_NAMES: readonly string[] = ['emerg', 'alert', 'crit', 'err', 'warn', 'notice', 'info', 'debug'];
 
 /** The text `iptables -L` prints after the matches for a target ('' when none). */
 export function listTargetText(t: Target | undefined, numeric = true): string {

@@ -5,6 +5,7 @@
 import {
   createEvalState,
   emptyRuleset,
+  makePacket,
   parseCidr,
   parseIpv4,
   seededRandom31,
@@ -28,22 +29,7 @@ export const ip = (s: string): Ipv4 => parseIpv4(s);
 
 export function pkt(over: Partial<Omit<Packet, 'src' | 'dst'>> & { src?: string; dst?: string } = {}): Packet {
   const { src, dst, ...rest } = over;
-  return {
-    src: ip(src ?? '203.0.113.7'),
-    dst: ip(dst ?? '198.18.0.1'),
-    proto: 6,
-    sport: 40000,
-    dport: 80,
-    tcpFlags: 0x02,
-    icmpType: 0,
-    icmpCode: 0,
-    inIface: 'eth0',
-    outIface: null,
-    mark: 0,
-    lengthBytes: 60,
-    fragment: false,
-    ...rest,
-  };
+  return makePacket({ src: ip(src ?? '203.0.113.7'), dst: ip(dst ?? '198.18.0.1'), inIface: 'eth0', ...rest });
 }
 
 export const NEW: ConntrackView = { state: 'NEW', dnat: false, snat: false, ctmark: 0 };

@@ -167,24 +167,47 @@ export function buildControllerContext(base: ProcessContext, proc: ProcessHandle
   const { engine, api } = deps;
   const owner = proc.owner;
   const agent = base.agent;
+  // The services below are objects of methods that use no `this` (so they still work detached),
+  // not of arrow functions: some TypeScript runners (tsx's keepNames) pay a defineProperty for
+  // every named arrow function created, at every process start.
+
   // Steps of this process's informers and queues belong to it: they vanish when it dies.
   const scheduler: Scheduler = {
-    now: () => engine.now(),
-    schedule: (delayMs, label, run) => {
+    now(): number {
+      return engine.now();
+    },
+    schedule(delayMs, label, run): void {
       engine.after(delayMs, { kind: 'kube', label, owner }, run);
     },
   };
 
-  const request = <T>(label: string, fn: () => T): Promise<T> => engine.call({ kind: 'kube-client', label: `${agent} ${label}`, delayMs: deps.kubeLatencyMs }, fn);
+  const kubeLatencyMs = deps.kubeLatencyMs;
+  function request<T>(label: string, fn: () => T): Promise<T> {
+    return engine.call({ kind: 'kube-client', label: `${agent} ${label}`, delayMs: kubeLatencyMs }, fn);
+  }
 
   const kube: KubeClient = {
-    get: (kind, namespace, name) => request(`GET ${kind} ${namespace}/${name}`, () => api.get(kind, namespace, name)),
-    list: (kind, selector) => request(`LIST ${kind}`, () => api.list(kind, selector)),
-    create: (kind, input) => request(`CREATE ${kind} ${input.metadata.namespace ?? ''}/${input.metadata.name}`, () => api.create(kind, input)),
-    update: (obj) => request(`UPDATE ${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name}`, () => api.update(obj)),
-    updateStatus: (obj) => request(`UPDATE ${obj.kind}/status ${obj.metadata.namespace}/${obj.metadata.name}`, () => api.updateStatus(obj)),
-    patch: (kind, namespace, name, patch) => request(`PATCH ${kind} ${namespace}/${name}`, () => api.patch(kind, namespace, name, patch)),
-    delete: (kind, namespace, name, opts) => request(`DELETE ${kind} ${namespace}/${name}`, () => api.delete(kind, namespace, name, opts)),
+    get(kind, namespace, name) {
+      return request(`GET ${kind} ${namespace}/${name}`, () => api.get(kind, namespace, name));
+    },
+    list(kind, selector) {
+      return request(`LIST ${kind}`, () => api.list(kind, selector));
+    },
+    create(kind, input) {
+      return request(`CREATE ${kind} ${input.metadata.namespace ?? ''}/${input.metadata.name}`, () => api.create(kind, input));
+    },
+    update(obj) {
+      return request(`UPDATE ${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name}`, () => api.update(obj));
+    },
+    updateStatus(obj) {
+      return request(`UPDATE ${obj.kind}/status ${obj.metadata.namespace}/${obj.metadata.name}`, () => api.updateStatus(obj));
+    },
+    patch(kind, namespace, name, patch) {
+      return request(`PATCH ${kind} ${namespace}/${name}`, () => api.patch(kind, namespace, name, patch));
+    },
+    delete(kind, namespace, name, opts) {
+      return request(`DELETE ${kind} ${namespace}/${name}`, () => api.delete(kind, namespace, name, opts));
+    },
   };
 
   const created = new Map<string, Informer<Kind>>();
@@ -215,8 +238,10 @@ export function buildControllerContext(base: ProcessContext, proc: ProcessHandle
     return {
       kind,
       lister: informer.lister,
-      hasSynced: () => informer.hasSynced(),
-      addEventHandler: (handler, opts) => {
+      hasSynced(): boolean {
+        return informer.hasSynced();
+      },
+      addEventHandler(handler, opts) {
         // Each handler call runs as its own task of this process, inside the informer's delivery step.
         const run = (name: string, fn: () => unknown): void => {
           if (!proc.alive()) return;
@@ -235,16 +260,24 @@ export function buildControllerContext(base: ProcessContext, proc: ProcessHandle
   };
 
   const informers: Informers = {
-    pods: (req) => informerFor('Pod', req),
-    services: (req) => informerFor('Service', req),
-    endpointSlices: (req) => informerFor('EndpointSlice', req),
-    nodes: (req) => informerFor('Node', req),
-    start: () => {
+    pods(req) {
+      return informerFor('Pod', req);
+    },
+    services(req) {
+      return informerFor('Service', req);
+    },
+    endpointSlices(req) {
+      return informerFor('EndpointSlice', req);
+    },
+    nodes(req) {
+      return informerFor('Node', req);
+    },
+    start(): void {
       if (started) return;
       started = true;
       for (const inf of created.values()) inf.run();
     },
-    waitForCacheSync: async () => {
+    async waitForCacheSync(): Promise<boolean> {
       for (;;) {
         if (base.stopping) return false;
         if ([...created.values()].every((i) => i.hasSynced())) return true;
@@ -269,22 +302,42 @@ export function buildControllerContext(base: ProcessContext, proc: ProcessHandle
       if (item !== undefined) return { item };
       return q.shuttingDown() ? 'shutdown' : 'empty';
     };
+    const getSpec = { kind: 'workqueue', label: `${agent} ${name}.Get` } as const;
+    const wakeSpec = { kind: 'workqueue', label: `${agent} ${name}.Get wakes` } as const;
     return {
-      add: (item) => q.add(item),
-      addAfter: (item, delayMs) => q.addAfter(item, delayMs),
-      addRateLimited: (item) => q.addRateLimited(item),
-      forget: (item) => q.forget(item),
-      done: (item) => q.done(item),
-      numRequeues: (item) => q.numRequeues(item),
-      len: () => q.len(),
-      shutDown: () => q.shutDown(),
-      shuttingDown: () => q.shuttingDown(),
-      get: async () => {
+      add(item) {
+        q.add(item);
+      },
+      addAfter(item, delayMs) {
+        q.addAfter(item, delayMs);
+      },
+      addRateLimited(item) {
+        q.addRateLimited(item);
+      },
+      forget(item) {
+        q.forget(item);
+      },
+      done(item) {
+        q.done(item);
+      },
+      numRequeues(item) {
+        return q.numRequeues(item);
+      },
+      len() {
+        return q.len();
+      },
+      shutDown() {
+        q.shutDown();
+      },
+      shuttingDown() {
+        return q.shuttingDown();
+      },
+      async get() {
         for (;;) {
-          const r = await engine.call({ kind: 'workqueue', label: `${agent} ${name}.Get` }, tryGet);
+          const r = await engine.call(getSpec, tryGet);
           if (r === 'shutdown') return undefined;
           if (r !== 'empty') return r.item;
-          const w = engine.park<undefined>({ kind: 'workqueue', label: `${agent} ${name}.Get wakes` });
+          const w = engine.park<undefined>(wakeSpec);
           sleepers.push(() => w.wake(undefined));
           await w.promise;
         }

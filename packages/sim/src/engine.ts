@@ -179,11 +179,24 @@ export class Task {
   }
 }
 
-interface CallRecord {
+/** One world call in flight: its task, its promise and how to settle it. */
+class PendingCall<T> {
   readonly task: Task;
   readonly label: string;
-  subscribed: boolean;
-  settled: boolean;
+  readonly promise: WorldPromise<T>;
+  subscribed = false;
+  settled = false;
+  resolve!: (v: T) => void;
+  reject!: (e: unknown) => void;
+
+  constructor(task: Task, label: string) {
+    this.task = task;
+    this.label = label;
+    this.promise = new WorldPromise<T>((res, rej) => {
+      this.resolve = res;
+      this.reject = rej;
+    });
+  }
 }
 
 /**
@@ -442,7 +455,7 @@ export class Engine {
    */
   call<T>(spec: { readonly kind: string; readonly label: string; readonly delayMs?: number }, effect: () => T): Promise<T> {
     const c = this.#newCall<T>(spec.label);
-    this.after(spec.delayMs ?? 0, { kind: spec.kind, label: spec.label, owner: c.task.owner }, () => c.complete(effect));
+    this.after(spec.delayMs ?? 0, { kind: spec.kind, label: spec.label, owner: c.task.owner }, () => this.#complete(c, effect));
     return c.promise;
   }
 
@@ -453,23 +466,32 @@ export class Engine {
    */
   park<T>(spec: { readonly kind: string; readonly label: string }): { readonly promise: Promise<T>; wake(value: T): void; fail(error: unknown): void } {
     const c = this.#newCall<T>(spec.label);
-    let woken = false;
-    const schedule = (effect: () => T): void => {
-      if (woken || c.task.inactive) return;
-      woken = true;
-      this.after(0, { kind: spec.kind, label: spec.label, owner: c.task.owner }, () => c.complete(effect));
-    };
+    const schedule = this.#parkWaker(c, spec);
+    // Methods, not arrow properties: the handle may be passed around detached (they use no `this`).
     return {
       promise: c.promise,
-      wake: (value: T) => schedule(() => value),
-      fail: (error: unknown) =>
+      wake(value: T): void {
+        schedule(() => value);
+      },
+      fail(error: unknown): void {
         schedule(() => {
           throw error;
-        }),
+        });
+      },
     };
   }
 
-  #newCall<T>(label: string): { readonly task: Task; readonly promise: Promise<T>; complete(effect: () => T): void } {
+  /** The first wake-up of a parked call schedules its completion; later ones do nothing. */
+  #parkWaker<T>(c: PendingCall<T>, spec: { readonly kind: string; readonly label: string }): (effect: () => T) => void {
+    let woken = false;
+    return (effect) => {
+      if (woken || c.task.inactive) return;
+      woken = true;
+      this.after(0, { kind: spec.kind, label: spec.label, owner: c.task.owner }, () => this.#complete(c, effect));
+    };
+  }
+
+  #newCall<T>(label: string): PendingCall<T> {
     const task = this.#current;
     if (task === null || task.inactive) {
       throw new SimError(
@@ -477,49 +499,46 @@ export class Engine {
         `world call "${label}" made outside a controller task: world calls are made by controller code the simulator runs (start, handlers, workers, timers), not from outside a step`,
       );
     }
-    const rec: CallRecord = { task, label, subscribed: false, settled: false };
-    let resolve!: (v: T) => void;
-    let reject!: (e: unknown) => void;
-    const p = new WorldPromise<T>((res, rej) => {
-      resolve = res;
-      reject = rej;
-    });
-    p.onAwait = () => {
-      if (rec.settled || task.inactive) return;
-      if (!rec.subscribed) {
-        rec.subscribed = true;
+    const c = new PendingCall<T>(task, label);
+    c.promise.onAwait = () => {
+      if (c.settled || task.inactive) return;
+      if (!c.subscribed) {
+        c.subscribed = true;
         task.subscribed++;
       }
       if (this.#current === task) this.#parked(task);
     };
-    const complete = (effect: () => T): void => {
-      // A task whose root function returned may still have calls in flight (fire-and-forget, or
-      // `.then` chains): their effects happen as long as the process lives.
-      if (task.inactive) return;
-      this.#current = task;
-      task.parked = false;
-      rec.settled = true;
-      if (rec.subscribed) task.subscribed--;
-      let value: T;
-      try {
-        value = effect();
-      } catch (e) {
-        if (!rec.subscribed) {
-          // Keep Node from raising a process-level unhandled rejection: report it as a finding.
-          p.onAwait = undefined;
-          void p.then(undefined, () => undefined);
-          reject(e);
-          this.#taskFailed(task, e, 'unhandled-rejection', `world call "${label}" failed and nothing awaited it`);
-          return;
-        }
-        reject(e);
-        this.#toSettle.push(task);
+    return c;
+  }
+
+  /** Run a world call's effect now (its step) and settle its promise with the value or error. */
+  #complete<T>(c: PendingCall<T>, effect: () => T): void {
+    const task = c.task;
+    // A task whose root function returned may still have calls in flight (fire-and-forget, or
+    // `.then` chains): their effects happen as long as the process lives.
+    if (task.inactive) return;
+    this.#current = task;
+    task.parked = false;
+    c.settled = true;
+    if (c.subscribed) task.subscribed--;
+    let value: T;
+    try {
+      value = effect();
+    } catch (e) {
+      if (!c.subscribed) {
+        // Keep Node from raising a process-level unhandled rejection: report it as a finding.
+        c.promise.onAwait = undefined;
+        void c.promise.then(undefined, () => undefined);
+        c.reject(e);
+        this.#taskFailed(task, e, 'unhandled-rejection', `world call "${c.label}" failed and nothing awaited it`);
         return;
       }
-      resolve(value);
-      if (rec.subscribed) this.#toSettle.push(task);
-    };
-    return { task, promise: p, complete };
+      c.reject(e);
+      this.#toSettle.push(task);
+      return;
+    }
+    c.resolve(value);
+    if (c.subscribed) this.#toSettle.push(task);
   }
 
   /**

@@ -277,25 +277,29 @@ export function createIptablesHandle(args: {
 
   const exists = (table: string, chain: string, ...rulespec: string[]): Promise<boolean> => check(['-t', table, '-C', chain, ...rulespec]);
 
+  // Methods that use no `this` (the handle still works detached), not arrow properties: some
+  // TypeScript runners (tsx's keepNames) pay a defineProperty per named arrow at every start.
   return {
     exists,
-    append: async (table, chain, ...rulespec) => {
+    async append(table, chain, ...rulespec) {
       await run(['-t', table, '-A', chain, ...rulespec]);
     },
-    appendUnique: async (table, chain, ...rulespec) => {
+    async appendUnique(table, chain, ...rulespec) {
       if (!(await exists(table, chain, ...rulespec))) await run(['-t', table, '-A', chain, ...rulespec]);
     },
-    insert: async (table, chain, pos, ...rulespec) => {
+    async insert(table, chain, pos, ...rulespec) {
       await run(['-t', table, '-I', chain, String(pos), ...rulespec]);
     },
-    delete: async (table, chain, ...rulespec) => {
+    async delete(table, chain, ...rulespec) {
       await run(['-t', table, '-D', chain, ...rulespec]);
     },
-    deleteIfExists: async (table, chain, ...rulespec) => {
+    async deleteIfExists(table, chain, ...rulespec) {
       if (await exists(table, chain, ...rulespec)) await run(['-t', table, '-D', chain, ...rulespec]);
     },
-    list: async (table, chain) => lines(await run(['-t', table, '-S', chain])),
-    listChains: async (table) => {
+    async list(table, chain) {
+      return lines(await run(['-t', table, '-S', chain]));
+    },
+    async listChains(table) {
       const out: string[] = [];
       for (const l of lines(await run(['-t', table, '-S']))) {
         if (!l.startsWith('-P ') && !l.startsWith('-N ')) break;
@@ -304,11 +308,13 @@ export function createIptablesHandle(args: {
       }
       return out;
     },
-    chainExists: (table, chain) => check(['-t', table, '-S', chain, '1']),
-    newChain: async (table, chain) => {
+    chainExists(table, chain) {
+      return check(['-t', table, '-S', chain, '1']);
+    },
+    async newChain(table, chain) {
       await run(['-t', table, '-N', chain]);
     },
-    clearChain: async (table, chain) => {
+    async clearChain(table, chain) {
       const r = await execRaw(['-t', table, '-N', chain]);
       if (r.exitCode === 0) return;
       if (r.exitCode === 1) {
@@ -317,13 +323,13 @@ export function createIptablesHandle(args: {
       }
       throw new IptablesError(['iptables', '-t', table, '-N', chain, ...waitArgs], r.exitCode, r.stderr);
     },
-    deleteChain: async (table, chain) => {
+    async deleteChain(table, chain) {
       await run(['-t', table, '-X', chain]);
     },
-    renameChain: async (table, oldChain, newChain) => {
+    async renameChain(table, oldChain, newChain) {
       await run(['-t', table, '-E', oldChain, newChain]);
     },
-    restore: async (text, opts = {}) => {
+    async restore(text, opts = {}) {
       const flags: RestoreFlags = { noflush: opts.noflush ?? false, counters: opts.counters ?? false };
       const argv = [...(flags.noflush ? ['--noflush'] : []), ...(flags.counters ? ['--counters'] : [])];
       const r = await process(
@@ -344,7 +350,7 @@ export function createIptablesHandle(args: {
       );
       if (r.exitCode !== 0) throw new IptablesError(['iptables-restore', ...argv, ...waitArgs], r.exitCode, r.stderr);
     },
-    save: async (table) => {
+    async save(table) {
       const argv = table === undefined ? [] : ['-t', table];
       if (table !== undefined && !isTableName(table)) {
         const r = await process('iptables-save', argv, () => ({ stdout: '', stderr: `Table \`${table}' does not exist\n`, exitCode: 1 }));
@@ -353,6 +359,8 @@ export function createIptablesHandle(args: {
       const r = await process('iptables-save', argv, () => ({ stdout: backend.save(store.get(), table), stderr: '', exitCode: 0 }));
       return r.stdout;
     },
-    run: (argv) => execRaw(argv),
+    run(argv) {
+      return execRaw(argv);
+    },
   };
 }

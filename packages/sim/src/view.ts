@@ -122,13 +122,34 @@ export function ruleIdentity(rule: Rule): string {
   return canonical(rest);
 }
 
+/**
+ * `JSON.stringify` with object keys sorted and undefined-valued keys left out (array elements
+ * print `undefined`, holes nothing). Written as plain loops: it runs on every new rule.
+ */
 function canonical(v: unknown): string {
   if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'undefined';
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (Array.isArray(v)) {
+    let s = '[';
+    for (let i = 0; i < v.length; i++) {
+      if (i > 0) s += ',';
+      if (i in v) s += canonical(v[i]);
+    }
+    return s + ']';
+  }
   const o = v as Record<string, unknown>;
-  return `{${Object.keys(o)
-    .filter((k) => o[k] !== undefined)
-    .sort()
-    .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
-    .join(',')}}`;
+  const keys = Object.keys(o);
+  let n = 0;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i] as string;
+    if (o[k] !== undefined) keys[n++] = k;
+  }
+  keys.length = n;
+  keys.sort();
+  let s = '{';
+  for (let i = 0; i < n; i++) {
+    const k = keys[i] as string;
+    if (i > 0) s += ',';
+    s += JSON.stringify(k) + ':' + canonical(o[k]);
+  }
+  return s + '}';
 }

@@ -90,6 +90,10 @@ interface NodeState {
 
 const DEFAULT_NAMESPACE = 'default';
 
+function namespaceOr(n: string | undefined): string {
+  return n ?? DEFAULT_NAMESPACE;
+}
+
 /** The kube trace events the world acts on (sandboxes for the data plane, relists and backoffs as disruptions). */
 const WORLD_KUBE_EVENTS: readonly KubeTraceType[] = ['kube.kubelet', 'kube.ipam', 'kube.reflector.list', 'kube.reflector.backoff'];
 
@@ -518,16 +522,24 @@ export class World {
     const engine = this.engine;
     const api = this.api;
     this.#disrupted();
-    const emit = (type: string, fields: JsonObject): void => engine.emit(type, fields);
-    const ns = (n: string | undefined): string => n ?? DEFAULT_NAMESPACE;
-    const tolerate = (what: string, fn: () => void): void => {
-      try {
-        fn();
-      } catch (e) {
-        if (!isKubeError(e)) throw e;
-        emit('world.action-skipped', { action: what, reason: e.message });
-      }
+    // Helpers as methods of one object (not arrow functions bound to names, which some TypeScript
+    // runners rename at a cost on every call of act).
+    const h = {
+      emit(this: void, type: string, fields: JsonObject): void {
+        engine.emit(type, fields);
+      },
+      tolerate(this: void, what: string, fn: () => void): void {
+        try {
+          fn();
+        } catch (e) {
+          if (!isKubeError(e)) throw e;
+          engine.emit('world.action-skipped', { action: what, reason: e.message });
+        }
+      },
     };
+    const emit = h.emit;
+    const tolerate = h.tolerate;
+    const ns = namespaceOr;
     switch (action.kind) {
       case 'pod.create':
         emit('world.pod.create', { pod: `${ns(action.pod.namespace)}/${action.pod.name}`, node: action.pod.node, ports: action.pod.ports.map((p) => `${p.port}/${p.protocol}`).join(',') });
@@ -555,7 +567,9 @@ export class World {
         engine.after(action.gapMs, { kind: 'action', label: `recreate ${spec.name}` }, () => {
           this.#disrupted();
           emit('world.pod.create', { pod: `${ns(spec.namespace)}/${spec.name}`, node: spec.node, ports: spec.ports.map((p) => `${p.port}/${p.protocol}`).join(',') });
-          tolerate('pod.create', () => api.create('Pod', podInput(spec)));
+          // Another create may have taken the name during the gap (see pod.create above).
+          if (api.find('Pod', ns(spec.namespace), spec.name) !== undefined) emit('world.action-skipped', { action: 'pod.create', reason: alreadyExistsMessage('Pod', spec.name) });
+          else tolerate('pod.create', () => api.create('Pod', podInput(spec)));
         });
         return;
       }

@@ -74,6 +74,24 @@ describe('World', () => {
     expect(world.agent('node-1').incarnation).toBe(2);
   });
 
+  it('should skip a create of a Pod that exists (also at the end of a recreate gap) with the API server\'s own message', async () => {
+    const world = new World({ seed: 1, cluster: { nodes: [{ name: 'node-1' }] } });
+    world.at(10, pod('web-0'));
+    world.at(20, pod('web-0'));
+    world.at(30, { kind: 'pod.recreate', name: 'web-0', gapMs: 50 });
+    world.at(40, pod('web-0'));
+    expect((await world.run(200)).status).toBe('ok');
+    const skipped = world.events.filter((e) => e.type === 'world.action-skipped').map((e) => `${e.t} ${JSON.stringify(e['action'])}: ${JSON.stringify(e['reason'])}`);
+    let apiMessage = '';
+    try {
+      world.api.create('Pod', { metadata: { name: 'web-0' }, spec: { nodeName: 'node-1', containers: [{ name: 'main' }] } });
+    } catch (e) {
+      apiMessage = (e as Error).message;
+    }
+    expect(apiMessage).toBe('pods "web-0" already exists');
+    expect(skipped).toEqual([`20 "pod.create": ${JSON.stringify(apiMessage)}`, `80 "pod.create": ${JSON.stringify(apiMessage)}`]);
+  });
+
   it('should keep a context live: stopping turns true at SIGTERM, its functions work detached, and the view follows the clock', async () => {
     const seen: string[] = [];
     const controller: Controller<ControllerContext> = {

@@ -18,7 +18,7 @@ export interface IptablesRule {
   readonly rulespec: readonly string[];
 }
 
-const comment = ['-m', 'comment', '--comment', MASQ_COMMENT];
+const comment: readonly string[] = ['-m', 'comment', '--comment', MASQ_COMMENT];
 
 /**
  * The rules for a node whose Pods get addresses from `podCidr` inside the cluster network

@@ -43,7 +43,7 @@ interface JumpChain {
   readonly extraArgs: readonly string[];
 }
 
-const NEW = ['-m', 'conntrack', '--ctstate', 'NEW'];
+const NEW: readonly string[] = ['-m', 'conntrack', '--ctstate', 'NEW'];
 
 /** kube-proxy's jumps from the built-in chains, then kubelet's (which kube-proxy also ensures). */
 export const JUMP_CHAINS: readonly JumpChain[] = [

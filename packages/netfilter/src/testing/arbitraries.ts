@@ -2,8 +2,10 @@
  * fast-check arbitraries for rules and rulesets in canonical form: every generated value is one
  * the real tool accepts and `parseSave(formatSave(r))` gives back deep-equal. They respect what
  * the kernel enforces (NAT targets only in their nat chains, REJECT only in filter, `-i`/`-o` per
- * built-in chain, jumps only "forward" so no loop is reachable), so generated rulesets also
- * restore cleanly.
+ * built-in chain, jumps only "forward" so no loop is reachable, CLASSIFY and TCPMSS only where
+ * the kernel takes them, protocol matches under a negated `-p` only in the native forms), so
+ * generated rulesets also restore cleanly. They name no kernel object that a fresh host lacks:
+ * `-m set` only for the `ipsets` option's names, no `-m nfacct`.
  *
  * @example
  * fc.assert(fc.property(rulesetArbitrary(), (r) => expect(parseSave(formatSave(r))).toEqual(r)), { seed: 1 });
@@ -40,6 +42,11 @@ export interface RuleContext {
   readonly builtin: boolean;
   /** User chains this rule may jump or go to (only "later" chains, so jumps cannot loop). */
   readonly jumpTargets: readonly string[];
+  /**
+   * ipsets that exist on the host the ruleset is for: `-m set` matches name only these (none
+   * when absent, since the real tool refuses a set that does not exist).
+   */
+  readonly ipsets?: readonly string[];
 }
 
 const rare = (n: number): fc.Arbitrary<boolean> => fc.integer({ min: 0, max: n - 1 }).map((k) => k === 0);
@@ -73,7 +80,7 @@ const portRange = (): fc.Arbitrary<PortRange> =>
 
 const portMatch: fc.Arbitrary<PortMatch> = fc.record({ range: portRange(), negate: rare(4) });
 
-const tcpMatch: fc.Arbitrary<Match> = fc
+const tcpFields = fc
   .record(
     {
       sport: portMatch,
@@ -82,13 +89,29 @@ const tcpMatch: fc.Arbitrary<Match> = fc
       option: fc.record({ negate: rare(4), value: fc.integer({ min: 1, max: 255 }) }),
     },
     { requiredKeys: [] },
-  )
-  .map((m) => ({ kind: 'tcp', ...m }));
+  );
 
-const udpMatch: fc.Arbitrary<Match> = fc.record({ sport: portMatch, dport: portMatch }, { requiredKeys: [] }).map((m) => ({ kind: 'udp', ...m }));
+const tcpMatch: fc.Arbitrary<Match> = tcpFields.map((m) => ({ kind: 'tcp', ...m }));
+
+const udpFields = fc.record({ sport: portMatch, dport: portMatch }, { requiredKeys: [] });
+const udpMatch: fc.Arbitrary<Match> = udpFields.map((m) => ({ kind: 'udp', ...m }));
+
+/**
+ * tcp/udp under a negated `-p`: only what iptables-nft writes as native expressions (a port or
+ * flags, no --tcp-option); with nothing to write, or with an option, the match goes to the
+ * kernel as an xt match, which refuses a negated protocol.
+ */
+const tcpMatchNegatedProto: fc.Arbitrary<Match> = tcpFields
+  .map(({ option: _o, ...m }) => m)
+  .filter((m) => m.sport !== undefined || m.dport !== undefined || m.flags !== undefined)
+  .map((m) => ({ kind: 'tcp', ...m }));
+const udpMatchNegatedProto: fc.Arbitrary<Match> = udpFields
+  .filter((m) => m.sport !== undefined || m.dport !== undefined)
+  .map((m) => ({ kind: 'udp', ...m }));
 
 const icmpMatch: fc.Arbitrary<Match> = fc.oneof(
-  fc.record({ type: fc.integer({ min: 0, max: 255 }), negate: rare(4) }).map(({ type, negate }) => ({ kind: 'icmp' as const, icmp: { type, negate } })),
+  // Type 255 is `any` (see the any case below).
+  fc.record({ type: fc.integer({ min: 0, max: 254 }), negate: rare(4) }).map(({ type, negate }) => ({ kind: 'icmp' as const, icmp: { type, negate } })),
   fc
     .record({ type: fc.integer({ min: 0, max: 254 }), code: fc.integer({ min: 0, max: 255 }), negate: rare(4) })
     .map(({ type, code, negate }) => ({ kind: 'icmp' as const, icmp: { type, code: { from: code, to: code }, negate } })),
@@ -138,19 +161,30 @@ function subset<T>(all: readonly T[]): fc.Arbitrary<T[]> {
   return fc.subarray([...all], { minLength: 1 });
 }
 
-const setName = fc.stringMatching(/^[A-Za-z0-9_-]{1,31}$/);
-
-/** Modules netsim keeps verbatim, with options as real rules spell them. */
+/**
+ * Modules netsim keeps verbatim, with options as iptables-save prints them (it prints back what it
+ * parsed, so only the canonical spelling round-trips). No `nfacct`: it names a kernel object the
+ * real tool requires to exist.
+ */
 const unknownMatch: fc.Arbitrary<Match> = fc.constantFrom<Match>(
   { kind: 'unknown', module: 'limit', args: ['--limit', '10/day'] },
   { kind: 'unknown', module: 'limit', args: ['--limit', '3/min', '--limit-burst', '7'] },
   { kind: 'unknown', module: 'pkttype', args: ['!', '--pkt-type', 'unicast'] },
   { kind: 'unknown', module: 'ttl', args: ['--ttl-eq', '1'] },
-  { kind: 'unknown', module: 'recent', args: ['--name', 'ssh', '--rcheck', '--seconds', '60'] },
-  { kind: 'unknown', module: 'nfacct', args: ['--nfacct-name', 'localhost_nps_accepted_pkts'] },
+  { kind: 'unknown', module: 'recent', args: ['--rcheck', '--seconds', '60', '--name', 'ssh', '--mask', '255.255.255.255', '--rsource'] },
 );
 
-/** Matches that do not depend on the rule's protocol. */
+/** Matches that do not depend on the rule's protocol; `-m set` only with `ipsets` to name. */
+function plainMatchFor(ipsets: readonly string[] | undefined): fc.Arbitrary<Match> {
+  return ipsets === undefined || ipsets.length === 0 ? plainMatch : fc.oneof(plainMatch, setMatch(fc.constantFrom(...ipsets)));
+}
+
+function setMatch(name: fc.Arbitrary<string>): fc.Arbitrary<Match> {
+  return fc
+    .record({ setName: name, flags: fc.array(fc.constantFrom('src' as const, 'dst' as const), { minLength: 1, maxLength: 3 }), negate: rare(3) })
+    .map((m) => ({ kind: 'set' as const, ...m }));
+}
+
 const plainMatch: fc.Arbitrary<Match> = fc.oneof(
   commentText.map((comment) => ({ kind: 'comment' as const, comment })),
   fc
@@ -176,9 +210,6 @@ const plainMatch: fc.Arbitrary<Match> = fc.oneof(
     .chain((every) => fc.record({ every: fc.constant(every), packet: fc.integer({ min: 0, max: every - 1 }), negate: rare(3) }))
     .map((m) => ({ kind: 'statistic' as const, mode: 'nth' as const, ...m })),
   fc
-    .record({ setName, flags: fc.array(fc.constantFrom('src' as const, 'dst' as const), { minLength: 1, maxLength: 3 }), negate: rare(3) })
-    .map((m) => ({ kind: 'set' as const, ...m })),
-  fc
     .record(
       {
         srcRange: fc.record({ from: ipv4Arbitrary, to: ipv4Arbitrary, negate: rare(3) }),
@@ -192,16 +223,18 @@ const plainMatch: fc.Arbitrary<Match> = fc.oneof(
 );
 
 /** The matches of a rule with protocol `proto`: at most one tcp/udp/icmp match, anywhere in the list. */
-function matchesFor(proto: ProtoMatch | undefined): fc.Arbitrary<Match[]> {
+function matchesFor(proto: ProtoMatch | undefined, ipsets: readonly string[] | undefined): fc.Arbitrary<Match[]> {
   const p = proto?.proto;
+  const negated = proto?.negate === true;
   const l4: fc.Arbitrary<Match>[] = [];
-  if (p === 6) l4.push(tcpMatch);
-  if (p === 17) l4.push(udpMatch);
-  if (p === 1 && proto?.negate === false) l4.push(icmpMatch);
-  const multiport = p !== undefined && (p === 6 || p === 17 || p === 132) && proto?.negate === false;
+  if (p === 6) l4.push(negated ? tcpMatchNegatedProto : tcpMatch);
+  if (p === 17) l4.push(negated ? udpMatchNegatedProto : udpMatch);
+  if (p === 1 && !negated) l4.push(icmpMatch);
+  const multiport = p !== undefined && (p === 6 || p === 17 || p === 132) && !negated;
+  const plain = plainMatchFor(ipsets);
   return fc
     .record({
-      plain: fc.array(multiport ? fc.oneof(plainMatch, multiportMatch) : plainMatch, { maxLength: 3 }),
+      plain: fc.array(multiport ? fc.oneof(plain, multiportMatch) : plain, { maxLength: 3 }),
       l4: l4.length === 0 ? fc.constant(undefined) : fc.option(fc.oneof(...l4), { nil: undefined }),
       at: fc.nat(),
     })
@@ -264,12 +297,19 @@ const anywhereTarget: fc.Arbitrary<Target> = fc.oneof(
   ),
   logTarget,
   nflogTarget,
-  fc.constantFrom<Target>({ kind: 'unknown', name: 'CLASSIFY', args: ['--set-class', '1:2'] }, { kind: 'unknown', name: 'TCPMSS', args: ['--clamp-mss-to-pmtu'] }),
 );
 
 function targetFor(ctx: RuleContext, proto: ProtoMatch | undefined): fc.Arbitrary<Target | undefined> {
   const portProto = proto !== undefined && !proto.negate && [6, 17, 132].includes(proto.proto);
   const options: fc.Arbitrary<Target | undefined>[] = [fc.constant(undefined), anywhereTarget];
+  // Kept verbatim, so written as iptables-save prints them. The kernel takes CLASSIFY and
+  // TCPMSS's path-MTU clamping only from FORWARD, OUTPUT and POSTROUTING (through a user chain
+  // too, so they go in those built-in chains only), and TCPMSS only on `-p tcp`.
+  const late = ctx.builtin && (ctx.chain === 'FORWARD' || ctx.chain === 'OUTPUT' || ctx.chain === 'POSTROUTING');
+  const tcp = proto?.proto === 6 && !proto.negate;
+  if (late) options.push(fc.constantFrom<Target>({ kind: 'unknown', name: 'CLASSIFY', args: ['--set-class', '0001:0002'] }, { kind: 'unknown', name: 'CLASSIFY', args: ['--set-class', 'ffff:000a'] }));
+  if (tcp) options.push(fc.constant<Target>({ kind: 'unknown', name: 'TCPMSS', args: ['--set-mss', '1400'] }));
+  if (tcp && late) options.push(fc.constant<Target>({ kind: 'unknown', name: 'TCPMSS', args: ['--clamp-mss-to-pmtu'] }));
   if (ctx.table !== 'nat') options.push(fc.constant<Target>({ kind: 'DROP' }));
   if (ctx.jumpTargets.length > 0) {
     options.push(
@@ -333,7 +373,7 @@ export function ruleArbitrary(ctx: RuleContext): fc.Arbitrary<Rule> {
       counters: fc.option(counters, { nil: undefined, freq: 3 }),
     })
     .chain((head) =>
-      fc.record({ matches: matchesFor(head.proto), target: targetFor(ctx, head.proto) }).map(({ matches, target }) => {
+      fc.record({ matches: matchesFor(head.proto, ctx.ipsets), target: targetFor(ctx, head.proto) }).map(({ matches, target }) => {
         const rule: { -readonly [K in keyof Rule]: Rule[K] } = { matches };
         if (head.src) rule.src = head.src;
         if (head.dst) rule.dst = head.dst;
@@ -359,6 +399,8 @@ export interface TableArbitraryOptions {
   readonly maxUserChains?: number;
   /** Most rules per chain (default 5). */
   readonly maxRules?: number;
+  /** ipsets that exist, for `-m set` matches (none by default: see `RuleContext.ipsets`). */
+  readonly ipsets?: readonly string[];
 }
 
 /** One table, present or (sometimes) absent. */
@@ -373,7 +415,7 @@ export function tableArbitrary(name: TableName, opts: TableArbitraryOptions = {}
       arbitrary: fc.uniqueArray(userChainName, { maxLength: opts.maxUserChains ?? 4 }).chain((userNames) => {
         const sorted = [...userNames].sort();
         const chainArb = (chain: string, builtin: boolean, k: number): fc.Arbitrary<Rule[]> =>
-          fc.array(ruleArbitrary({ table: name, chain, builtin, jumpTargets: builtin ? sorted : sorted.slice(k + 1) }), { maxLength: maxRules });
+          fc.array(ruleArbitrary({ table: name, chain, builtin, jumpTargets: builtin ? sorted : sorted.slice(k + 1), ...(opts.ipsets !== undefined && { ipsets: opts.ipsets }) }), { maxLength: maxRules });
         return fc
           .record({
             builtin: fc.tuple(...builtins.map((hook) => fc.record({ policy, counters, rules: chainArb(hook, true, -1) }))),

@@ -249,5 +249,8 @@ export function kubeProxyDump(opts: KubeProxyDumpOptions): string {
     for (const c of ['KUBE-NODEPORTS', 'KUBE-SERVICES', 'PREROUTING', 'OUTPUT', 'POSTROUTING']) for (const l of rules.get(c) ?? []) push(l);
   }
   push('COMMIT');
-  return `${lines.join('\n')}\n`;
+  // One join (with an empty last line for the final newline) makes one flat string, as a file
+  // read from disk is; a concatenation would leave a rope that every character access unwraps.
+  lines.push('');
+  return lines.join('\n');
 }

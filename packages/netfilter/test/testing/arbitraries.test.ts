@@ -41,6 +41,27 @@ describe('rulesetArbitrary', () => {
     );
   }, timeout);
 
+  it('should name only the given ipsets, and restore where exactly those exist', () => {
+    const ipsets = ['KUBE-CLUSTER-IP', 'allow-list'];
+    let sets = 0;
+    fc.assert(
+      fc.property(rulesetArbitrary({ ipsets }), (r) => {
+        const text = formatSave(r, { counters: false });
+        for (const m of text.matchAll(/--match-set (\S+)/g)) {
+          sets++;
+          expect(ipsets).toContain(m[1]);
+        }
+        expect(() => restore(freshRuleset(), text, { ipsets })).not.toThrow();
+      }),
+      { seed: 17, numRuns: runs },
+    );
+    expect(sets).toBeGreaterThan(0);
+    // Without the option no rule names a set or an nfacct counter (a fresh host has neither).
+    const plain = fc.sample(rulesetArbitrary(), { seed: 17, numRuns: runs }).map((r) => formatSave(r)).join('\n');
+    expect(plain).not.toMatch(/-m (set|nfacct) /);
+    expect(() => fc.sample(rulesetArbitrary(), { seed: 17, numRuns: runs }).forEach((r) => restore(freshRuleset(), formatSave(r), { ipsets: [] }))).not.toThrow();
+  }, timeout);
+
   it('should generate rules for a chain that keep the chain\'s interface limits', () => {
     fc.assert(
       fc.property(ruleArbitrary({ table: 'filter', chain: 'INPUT', builtin: true, jumpTargets: [] }), (rule) => {

@@ -1,0 +1,653 @@
+/**
+ * @internal
+ * A fast reader for the rule lines `iptables-save` itself prints, in the shapes that make up
+ * almost all of a kube-proxy dump: the header options in canonical order (`-s -d -i -o -p`),
+ * `-m comment`, `-m tcp`/`-m udp` with `--sport`/`--dport`, `-m statistic --mode random`, and a
+ * verdict, a jump, a goto, `DNAT --to-destination` or `REJECT --reject-with` as target.
+ *
+ * It reads the line in place, inside the whole input (no line string, no word list, no option
+ * tables, no extension instances), and shares the immutable pieces consecutive rules repeat (a
+ * comment and the match arrays made with it, a `-m tcp --dport N`, an address, a probability,
+ * `[0:0]` counters): the model is immutable data, so equal pieces may be one object. It keeps
+ * only small caches: at 100k rules a lookup in a large table (a cache miss or several) costs more
+ * than the objects it would save (measured; see docs/performance.md).
+ *
+ * Anything else — another module or option, another order, a quote with an escape, a tab, a
+ * doubled space, a value in a form `iptables-save` does not print, input the real tool would
+ * reject — makes {@link FastRuleReader.rule} return `undefined` before anything has changed, and
+ * the caller reads the line with the general parser (`parseCommand`). That parser is the
+ * reference: the rule read here must deep-equal the one it reads, and it reports every error.
+ * `test/fastRule.test.ts` checks both on generated rulesets, every fixture and mutated lines.
+ */
+import { protoMatch, ACCEPT_TARGET, DROP_TARGET, RETURN_TARGET } from './command.ts';
+import { probabilityText, probabilityThreshold, truncateUtf8 } from './matches.ts';
+import { IPTABLES_TARGET_NAMES, targetModule, targetModules } from './targets.ts';
+import type { AddrMatch, Counters, IfaceMatch, Ipv4, Match, NatRange, PortMatch, RejectWith, Rule, TableName, Target } from './types.ts';
+
+/** What the reader needs from the table being restored (a `TableDraft`). */
+export interface JumpResolver {
+  /** The shared `-j`/`-g` target for an existing user chain, else undefined (`CommandEnv.jumpTo`). */
+  jumpTo(name: string, isGoto: boolean): Target | undefined;
+}
+
+type MutableRule = { -readonly [K in keyof Rule]: Rule[K] };
+
+const COMMENT_MAX_BYTES = 255;
+/** Longer words may need "Parameter too long!" or truncation checks: left to the general parser. */
+const LONG_WORD = 255;
+const IFNAMSIZ = 16;
+const CHAIN_NAME_MAX = 28;
+/** Slots of the address cache, indexed by the top bits of a multiplicative hash. */
+const ADDR_BITS = 8;
+const ADDR_SLOTS = 1 << ADDR_BITS;
+const PORT_SLOTS = 64;
+
+const REJECT_WITH: ReadonlySet<string> = new Set<RejectWith>([
+  'icmp-net-unreachable',
+  'icmp-host-unreachable',
+  'icmp-port-unreachable',
+  'icmp-proto-unreachable',
+  'icmp-net-prohibited',
+  'icmp-host-prohibited',
+  'icmp-admin-prohibited',
+  'tcp-reset',
+]);
+
+/** Protocols whose ports DNAT may name (needPortProto in targets.ts). */
+function portProto(proto: number): boolean {
+  return proto === 6 || proto === 17 || proto === 132 || proto === 33;
+}
+
+/** Target extensions and the names of those kept verbatim are all capitals: a name with anything else is a chain. */
+const TARGET_NAME_CHARS = /^[A-Z]+$/;
+const targetNamesAreCapitals = [...IPTABLES_TARGET_NAMES, ...targetModules()].every((t) => TARGET_NAME_CHARS.test(typeof t === 'string' ? t : t.name));
+
+export class FastRuleReader {
+  /** The input, the end of the current line and the read position. */
+  private s = '';
+  private n = 0;
+  private p = 0;
+  /** The chain of the last rule read. */
+  chain = '';
+  /**
+   * User chain names as the table stores them, in the order they were declared. A dump lists
+   * rules chain by chain in that same order, so the chain of an `-A` line is nearly always the
+   * last one or the next one declared: found without a lookup or a new string.
+   */
+  private readonly declared: string[] = [];
+  private nextDeclared = 0;
+
+  // Shared immutable pieces, per reader (one reader per restore). Only small caches that stay in
+  // the processor's cache: a lookup in a large table costs more than the objects it would save.
+  /**
+   * The comment read last (kube-proxy gives consecutive rules the same comment), when it was kept
+   * whole, and the match arrays made with it: `[comment]`, and `[comment, other]` for the last
+   * `other` it was made with.
+   */
+  private comment0: (Match & { readonly kind: 'comment' }) | undefined;
+  private alone: Match[] | undefined;
+  private other: Match | undefined;
+  private pair: Match[] | undefined;
+  private readonly noMatches: Match[] = [];
+  private readonly bareTcp: Match = { kind: 'tcp' };
+  private readonly bareUdp: Match = { kind: 'udp' };
+  /** `-m tcp --dport N` (and udp), direct-mapped by port: the few service ports repeat. */
+  private readonly portKeys = new Int32Array(PORT_SLOTS).fill(-1);
+  private readonly portMatches: (Match | undefined)[] = new Array<Match | undefined>(PORT_SLOTS).fill(undefined);
+  private readonly statistic = new Map<number, Match>();
+  /** Address matches, direct-mapped by address, prefix and negation (a pod CIDR repeats). */
+  private readonly addrKeys = new Float64Array(ADDR_SLOTS).fill(-1);
+  private readonly addrs: (AddrMatch | undefined)[] = new Array<AddrMatch | undefined>(ADDR_SLOTS).fill(undefined);
+  private zeroCounters: Counters | undefined;
+
+  /** Scratch results of the number readers. */
+  private addr = 0;
+  private num = 0;
+
+  /** Remembers a chain name as the table stores it, so that lines naming it need no new string. */
+  name(name: string): void {
+    this.declared.push(name);
+  }
+
+  /**
+   * The rule of the line `s[from, end)` when it is `[p:b] -A CHAIN …` in a shape this reader
+   * knows (then {@link chain} names its chain), else undefined. `counters`: whether `[p:b]` is
+   * applied (`--counters`).
+   */
+  rule(s: string, from: number, end: number, table: TableName, t: JumpResolver, counters: boolean): Rule | undefined {
+    this.s = s;
+    this.n = end;
+    this.p = from;
+
+    let ruleCounters: Counters | undefined;
+    if (s.charCodeAt(from) === 91 /* [ */) {
+      const c = this.counterPrefix();
+      if (c === undefined) return undefined;
+      if (counters) ruleCounters = c;
+    }
+    if (!s.startsWith('-A ', this.p)) return undefined;
+    this.p += 3;
+    const chainEnd = this.wordEnd();
+    // An empty or over-long chain name: the general parser words the error.
+    if (chainEnd < 0 || chainEnd - this.p > CHAIN_NAME_MAX) return undefined;
+    const len = chainEnd - this.p;
+    let chain = this.chain;
+    if (chain.length !== len || !s.startsWith(chain, this.p)) {
+      const next = this.declared[this.nextDeclared];
+      if (next !== undefined && next.length === len && s.startsWith(next, this.p)) {
+        chain = next;
+        this.nextDeclared++;
+      } else chain = s.slice(this.p, chainEnd);
+    }
+    this.next(chainEnd);
+    const rule = this.spec(chain, table, t, ruleCounters);
+    if (rule !== undefined) this.chain = chain;
+    return rule;
+  }
+
+  private spec(chain: string, table: TableName, t: JumpResolver, counters: Counters | undefined): Rule | undefined {
+    const s = this.s;
+    const n = this.n;
+
+    // The IP header, in the order iptables-save prints it.
+    let src: AddrMatch | undefined;
+    let dst: AddrMatch | undefined;
+    let inIface: IfaceMatch | undefined;
+    let outIface: IfaceMatch | undefined;
+    let proto = 0;
+    let protoNegate = false;
+    let stage = 0; // the next option allowed: 0 -s, 1 -d, 2 -i, 3 -o, 4 -p, 5 none
+    while (stage < 5 && this.p + 3 < n) {
+      let q = this.p;
+      let negate = false;
+      if (s.charCodeAt(q) === 33 /* ! */) {
+        if (s.charCodeAt(q + 1) !== 32) return undefined;
+        negate = true;
+        q += 2;
+        if (q + 3 >= n) return undefined;
+      }
+      if (s.charCodeAt(q) !== 45 /* - */ || s.charCodeAt(q + 2) !== 32) {
+        if (negate) return undefined;
+        break;
+      }
+      const letter = s.charCodeAt(q + 1);
+      const opt = letter === 115 /* s */ ? 0 : letter === 100 /* d */ ? 1 : letter === 105 /* i */ ? 2 : letter === 111 /* o */ ? 3 : letter === 112 /* p */ ? 4 : -1;
+      if (opt < 0) {
+        if (negate) return undefined;
+        break;
+      }
+      if (opt < stage) return undefined;
+      stage = opt + 1;
+      this.p = q + 3;
+      if (opt <= 1) {
+        const a = this.address(negate);
+        if (a === undefined) return undefined;
+        if (opt === 0) src = a;
+        else dst = a;
+        continue;
+      }
+      const end = this.wordEnd();
+      if (end < 0) return undefined;
+      if (opt <= 3) {
+        const len = end - this.p;
+        if (len >= IFNAMSIZ) return undefined;
+        const last = s.charCodeAt(end - 1);
+        // `-i +` (any interface) is dropped from the rule: left to the general parser.
+        if (last === 43 /* + */ && len === 1) return undefined;
+        const iface: IfaceMatch =
+          last === 43 ? { name: s.slice(this.p, end - 1), wildcard: true, negate } : { name: s.slice(this.p, end), wildcard: false, negate };
+        if (opt === 2) inIface = iface;
+        else outIface = iface;
+      } else {
+        proto = this.protocol(end);
+        if (proto === 0) return undefined;
+        protoNegate = negate;
+      }
+      this.next(end);
+    }
+    // The real tool refuses -o in PREROUTING/INPUT and -i in POSTROUTING/OUTPUT.
+    if (outIface !== undefined && (chain === 'PREROUTING' || chain === 'INPUT')) return undefined;
+    if (inIface !== undefined && (chain === 'POSTROUTING' || chain === 'OUTPUT')) return undefined;
+
+    // -m modules, each at most once (so at most four), kept in locals: the array is made at the
+    // end with its exact length.
+    let m0: Match | undefined;
+    let m1: Match | undefined;
+    let m2: Match | undefined;
+    let m3: Match | undefined;
+    let count = 0;
+    let loaded = 0;
+    while (this.p < n && s.startsWith('-m ', this.p)) {
+      this.p += 3;
+      const end = this.wordEnd();
+      if (end < 0) return undefined;
+      const len = end - this.p;
+      let m: Match | undefined;
+      let bit: number;
+      if (len === 7 && s.startsWith('comment', this.p)) {
+        bit = 1;
+        this.next(end);
+        m = this.comment();
+      } else if (len === 3 && s.startsWith('tcp', this.p)) {
+        bit = 2;
+        this.next(end);
+        m = proto === 6 ? this.ports(true) : undefined;
+      } else if (len === 3 && s.startsWith('udp', this.p)) {
+        bit = 4;
+        this.next(end);
+        m = proto === 17 ? this.ports(false) : undefined;
+      } else if (len === 9 && s.startsWith('statistic', this.p)) {
+        bit = 8;
+        this.next(end);
+        m = this.randomStatistic();
+      } else return undefined;
+      // A bare tcp/udp match goes to the kernel as an xt match, refused with a negated -p.
+      if (m === undefined || (loaded & bit) !== 0 || (protoNegate && (m === this.bareTcp || m === this.bareUdp))) return undefined;
+      loaded |= bit;
+      if (count === 0) m0 = m;
+      else if (count === 1) m1 = m;
+      else if (count === 2) m2 = m;
+      else m3 = m;
+      count++;
+    }
+
+    // The target, which ends the line.
+    let target: Target | undefined;
+    if (this.p < n) {
+      const isGoto = s.startsWith('-g ', this.p);
+      if (!isGoto && !s.startsWith('-j ', this.p)) return undefined;
+      this.p += 3;
+      const end = this.wordEnd();
+      if (end < 0) return undefined;
+      target = isGoto ? this.jump(end, true, t) : this.jumpOrVerdict(end, table, t, proto, protoNegate);
+      if (target === undefined || this.p < n) return undefined;
+    }
+
+    // Arrays of exact length; those of a remembered comment alone or with one other shared
+    // match are shared too (kube-proxy repeats them: a service's cluster-IP rules, its endpoints').
+    let matches: Match[];
+    const shared = m0 !== undefined && m0 === this.comment0;
+    if (count === 0) matches = this.noMatches;
+    else if (count === 1) matches = shared ? (this.alone ??= [m0 as Match]) : [m0 as Match];
+    else if (count === 2) {
+      if (shared && this.other === m1 && this.pair !== undefined) matches = this.pair;
+      else {
+        matches = [m0 as Match, m1 as Match];
+        if (shared) {
+          this.other = m1;
+          this.pair = matches;
+        }
+      }
+    } else if (count === 3) matches = [m0 as Match, m1 as Match, m2 as Match];
+    else matches = [m0 as Match, m1 as Match, m2 as Match, m3 as Match];
+    // The common shapes as one literal each; the rest as CommandParser.buildRule builds them
+    // (the same properties in the same order either way).
+    if (inIface === undefined && outIface === undefined && counters === undefined && target !== undefined) {
+      if (proto === 0) {
+        if (src === undefined && dst === undefined) return { matches, target };
+        if (dst === undefined) return { matches, src: src as AddrMatch, target };
+      } else if (src === undefined) {
+        if (dst === undefined) return { matches, proto: protoMatch(proto, protoNegate), target };
+        return { matches, dst, proto: protoMatch(proto, protoNegate), target };
+      } else if (dst !== undefined) return { matches, src, dst, proto: protoMatch(proto, protoNegate), target };
+    }
+    const rule: MutableRule = { matches };
+    if (src !== undefined) rule.src = src;
+    if (dst !== undefined) rule.dst = dst;
+    if (inIface !== undefined) rule.inIface = inIface;
+    if (outIface !== undefined) rule.outIface = outIface;
+    if (proto !== 0) rule.proto = protoMatch(proto, protoNegate);
+    if (target !== undefined) rule.target = target;
+    if (counters !== undefined) rule.counters = counters;
+    return rule;
+  }
+
+  /** `[packets:bytes] ` (decimal digits, safe integers) at the read position, moved past. */
+  private counterPrefix(): Counters | undefined {
+    const s = this.s;
+    const from = this.p + 1;
+    let colon = -1;
+    let close = -1;
+    for (let i = from; i < this.n; i++) {
+      const c = s.charCodeAt(i);
+      if (c === 93 /* ] */) {
+        close = i;
+        break;
+      }
+      if (c === 58 /* : */ && colon < 0) colon = i;
+      else if (c < 48 || c > 57) return undefined;
+    }
+    if (colon <= from || close <= colon + 1 || s.charCodeAt(close + 1) !== 32 || close + 1 >= this.n) return undefined;
+    this.p = close + 2;
+    if (colon === from + 1 && close === colon + 2 && s.charCodeAt(from) === 48 && s.charCodeAt(colon + 1) === 48) {
+      return (this.zeroCounters ??= { packets: 0, bytes: 0 });
+    }
+    const packets = Number(s.slice(from, colon));
+    const bytes = Number(s.slice(colon + 1, close));
+    return Number.isSafeInteger(packets) && Number.isSafeInteger(bytes) ? { packets, bytes } : undefined;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Words
+
+  /**
+   * End of the plain word at the read position (no quote, no tab, not too long), or -1 when
+   * there is none.
+   */
+  private wordEnd(): number {
+    const s = this.s;
+    const n = this.n;
+    let i = this.p;
+    while (i < n) {
+      const c = s.charCodeAt(i);
+      if (c === 32) break;
+      if (c === 34 /* " */ || c === 9) return -1;
+      i++;
+    }
+    return i === this.p || i - this.p > LONG_WORD ? -1 : i;
+  }
+
+  /** Moves past the word ending at `end` and the single space after it. */
+  private next(end: number): void {
+    this.p = end < this.n ? end + 1 : end;
+  }
+
+  /** True and moves on when the next word is exactly `word`. */
+  private word(word: string): boolean {
+    const end = this.p + word.length;
+    if (end > this.n || !this.s.startsWith(word, this.p) || (end < this.n && this.s.charCodeAt(end) !== 32)) return false;
+    this.next(end);
+    return true;
+  }
+
+  /** The code of `s[i]`, or 32 (a blank) at the end of the line. */
+  private at(i: number): number {
+    return i < this.n ? this.s.charCodeAt(i) : 32;
+  }
+
+  /**
+   * An unsigned decimal starting at `i`, without leading zeros, at most `max`, into `num`: the
+   * index after it, or -1.
+   */
+  private digits(i: number, max: number): number {
+    let c = this.at(i) - 48;
+    if (c < 0 || c > 9) return -1;
+    let v = c;
+    let k = i + 1;
+    for (; (c = this.at(k) - 48) >= 0 && c <= 9; k++) {
+      if (v === 0) return -1; // a leading zero (octal for strtoul): left to the general parser
+      v = v * 10 + c;
+      if (v > max) return -1;
+    }
+    if (v > max) return -1;
+    this.num = v;
+    return k;
+  }
+
+  /** A dotted quad starting at `i` as `tryParseIpv4` reads it, into `addr`: the index after it, or -1. */
+  private quad(i: number): number {
+    let addr = 0;
+    for (let part = 0; part < 4; part++) {
+      if (part > 0) {
+        if (this.at(i) !== 46 /* . */) return -1;
+        i++;
+      }
+      let v = 0;
+      let k = i;
+      for (let c: number; k - i < 3 && (c = this.at(k) - 48) >= 0 && c <= 9; k++) v = v * 10 + c;
+      if (k === i || v > 255) return -1;
+      const c = this.at(k);
+      if (c >= 48 && c <= 57) return -1; // a fourth digit
+      addr = addr * 256 + v;
+      i = k;
+    }
+    this.addr = addr;
+    return i;
+  }
+
+  /**
+   * `-s`/`-d`'s `a.b.c.d[/len]` (one address, a prefix length of one or two digits) at the read
+   * position, masked: the shared address match, or undefined. Several addresses, a dotted mask
+   * and /0 (dropped from the rule, or refused when negated) are left to the general parser.
+   */
+  private address(negate: boolean): AddrMatch | undefined {
+    let i = this.quad(this.p);
+    if (i < 0) return undefined;
+    let prefix = 32;
+    if (this.at(i) === 47 /* / */) {
+      const k = this.digits(i + 1, 32);
+      if (k < 0 || k - i - 1 > 2 || this.num === 0) return undefined;
+      prefix = this.num;
+      i = k;
+    }
+    if (this.at(i) !== 32) return undefined;
+    this.next(i);
+    const addr = (this.addr & (prefix === 32 ? 0xffffffff : (0xffffffff << (32 - prefix)) >>> 0)) >>> 0;
+    const key = addr * 64 + prefix * 2 + (negate ? 1 : 0);
+    const slot = (Math.imul(addr ^ (prefix << 24), 0x9e3779b1) >>> (32 - ADDR_BITS)) ^ (negate ? 1 : 0);
+    if (this.addrKeys[slot] === key) return this.addrs[slot];
+    const a: AddrMatch = { cidr: { addr: addr as Ipv4, prefix }, negate };
+    this.addrKeys[slot] = key;
+    this.addrs[slot] = a;
+    return a;
+  }
+
+  /** `-p` by its usual names; 0 for anything else. */
+  private protocol(end: number): number {
+    const s = this.s;
+    const p = this.p;
+    const len = end - p;
+    if (len === 3 && s.startsWith('tcp', p)) return 6;
+    if (len === 3 && s.startsWith('udp', p)) return 17;
+    if (len === 4 && s.startsWith('icmp', p)) return 1;
+    return 0;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Matches
+
+  /** `--comment WORD` (quoted without escapes, or bare). */
+  private comment(): Match | undefined {
+    if (!this.word('--comment')) return undefined;
+    const s = this.s;
+    const n = this.n;
+    let from = this.p;
+    let to: number;
+    let after: number;
+    if (s.charCodeAt(from) === 34 /* " */) {
+      from++;
+      to = from;
+      for (;;) {
+        if (to >= n) return undefined; // unterminated: the word takes the newline
+        const c = s.charCodeAt(to);
+        if (c === 34) break;
+        if (c === 92 /* \ */) return undefined;
+        to++;
+      }
+      after = to + 1;
+      if (after < n && s.charCodeAt(after) !== 32) return undefined;
+    } else {
+      to = this.wordEnd();
+      if (to < 0) return undefined;
+      after = to;
+    }
+    if (to - from > LONG_WORD) return undefined;
+    this.next(after);
+    const last = this.comment0;
+    if (last !== undefined && last.comment.length === to - from && s.startsWith(last.comment, from)) return last;
+    const text = s.slice(from, to);
+    const comment = truncateUtf8(text, COMMENT_MAX_BYTES);
+    const m = { kind: 'comment' as const, comment };
+    // Compared with the text as written, so only a comment kept whole is remembered.
+    this.comment0 = comment === text ? m : undefined;
+    this.alone = undefined;
+    this.other = undefined;
+    this.pair = undefined;
+    return m;
+  }
+
+  /** `[! --sport R] [! --dport R]` of tcp (`isTcp`) or udp. */
+  private ports(isTcp: boolean): Match | undefined {
+    const sport = this.portOption('--sport');
+    if (sport === null) return undefined;
+    const dport = this.portOption('--dport');
+    if (dport === null) return undefined;
+    if (sport === undefined) {
+      if (dport === undefined) return isTcp ? this.bareTcp : this.bareUdp;
+      const r = dport.range;
+      if (!dport.negate && r.from === r.to) {
+        const key = r.from * 2 + (isTcp ? 0 : 1);
+        const slot = (r.from ^ (r.from >>> 6) ^ (isTcp ? 0 : 32)) & (PORT_SLOTS - 1);
+        if (this.portKeys[slot] === key) return this.portMatches[slot];
+        const m: Match = isTcp ? { kind: 'tcp', dport } : { kind: 'udp', dport };
+        this.portKeys[slot] = key;
+        this.portMatches[slot] = m;
+        return m;
+      }
+    }
+    const m: { kind: 'tcp' | 'udp'; sport?: PortMatch; dport?: PortMatch } = { kind: isTcp ? 'tcp' : 'udp' };
+    if (sport !== undefined) m.sport = sport;
+    if (dport !== undefined) m.dport = dport;
+    return m;
+  }
+
+  /** One optional `[!] --name P[:Q]`: undefined when absent, null when not in canonical form. */
+  private portOption(name: string): PortMatch | undefined | null {
+    const s = this.s;
+    let q = this.p;
+    let negate = false;
+    if (s.charCodeAt(q) === 33 && s.charCodeAt(q + 1) === 32 && q + 1 < this.n) {
+      negate = true;
+      q += 2;
+    }
+    const after = q + name.length;
+    if (after >= this.n || !s.startsWith(name, q) || s.charCodeAt(after) !== 32) return undefined;
+    let i = this.digits(after + 1, 65535);
+    if (i < 0) return null;
+    const from = this.num;
+    let to = from;
+    if (this.at(i) === 58 /* : */) {
+      i = this.digits(i + 1, 65535);
+      to = this.num;
+      // Equal ends, reversed ends and the full range (dropped) are left to the general parser.
+      if (i < 0 || from >= to || (from === 0 && to === 65535)) return null;
+    }
+    if (this.at(i) !== 32) return null;
+    this.next(i);
+    return { range: { from, to }, negate };
+  }
+
+  /** `--mode random --probability P` with P a plain decimal in [0, 1]. */
+  private randomStatistic(): Match | undefined {
+    if (!this.word('--mode') || !this.word('random') || !this.word('--probability')) return undefined;
+    const end = this.wordEnd();
+    if (end < 0) return undefined;
+    const s = this.s;
+    // d.ddd…: what iptables-save prints (other spellings go through the general parser's strtod).
+    const c0 = s.charCodeAt(this.p);
+    if ((c0 !== 48 && c0 !== 49) || s.charCodeAt(this.p + 1) !== 46 || end - this.p < 3) return undefined;
+    for (let i = this.p + 2; i < end; i++) {
+      const c = s.charCodeAt(i);
+      if (c < 48 || c > 57) return undefined;
+    }
+    const p = Number(s.slice(this.p, end));
+    if (!(p >= 0 && p <= 1)) return undefined;
+    this.next(end);
+    const threshold31 = probabilityThreshold(p);
+    let m = this.statistic.get(threshold31);
+    if (m === undefined) {
+      m = { kind: 'statistic', mode: 'random', probability: { text: probabilityText(threshold31), threshold31 }, negate: false };
+      this.statistic.set(threshold31, m);
+    }
+    return m;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Targets
+
+  private jump(end: number, isGoto: boolean, t: JumpResolver): Target | undefined {
+    const target = t.jumpTo(this.s.slice(this.p, end), isGoto);
+    this.next(end);
+    return target;
+  }
+
+  private jumpOrVerdict(end: number, table: TableName, t: JumpResolver, proto: number, protoNegate: boolean): Target | undefined {
+    const s = this.s;
+    const p = this.p;
+    const len = end - p;
+    if (len === 6 && s.startsWith('ACCEPT', p)) {
+      this.next(end);
+      return ACCEPT_TARGET;
+    }
+    if (len === 4 && s.startsWith('DROP', p)) {
+      this.next(end);
+      // "The nat table is not intended for filtering": the general parser says so.
+      return table === 'nat' ? undefined : DROP_TARGET;
+    }
+    if (len === 6 && s.startsWith('RETURN', p)) {
+      this.next(end);
+      return RETURN_TARGET;
+    }
+    if (len === 4 && s.startsWith('DNAT', p)) {
+      this.next(end);
+      return this.dnat(proto, protoNegate);
+    }
+    if (len === 6 && s.startsWith('REJECT', p)) {
+      this.next(end);
+      return this.reject(proto, protoNegate);
+    }
+    const name = s.slice(p, end);
+    // Other target extensions (and chains named like one) are left to the general parser.
+    if (!targetNamesAreCapitals || this.capitals(p, end)) {
+      if (targetModule(name) !== undefined || IPTABLES_TARGET_NAMES.has(name)) return undefined;
+    }
+    this.next(end);
+    return t.jumpTo(name, false);
+  }
+
+  /** Whether `s[from, to)` is all capitals, as every target extension's name is. */
+  private capitals(from: number, to: number): boolean {
+    const s = this.s;
+    for (let i = from; i < to; i++) {
+      const c = s.charCodeAt(i);
+      if (c < 65 || c > 90) return false;
+    }
+    return true;
+  }
+
+  /** `--to-destination a.b.c.d[:port]`. */
+  private dnat(proto: number, protoNegate: boolean): Target | undefined {
+    if (!this.word('--to-destination')) return undefined;
+    let i = this.quad(this.p);
+    if (i < 0) return undefined;
+    const ip = this.addr as Ipv4;
+    let to: NatRange;
+    if (this.at(i) === 58 /* : */) {
+      // A port needs a protocol with ports ("Need TCP, UDP, SCTP or DCCP with port specification").
+      if (!portProto(proto) || protoNegate) return undefined;
+      i = this.digits(i + 1, 65535);
+      if (i < 0 || this.num === 0) return undefined;
+      to = { minIp: ip, maxIp: ip, minPort: this.num, maxPort: this.num };
+    } else to = { minIp: ip, maxIp: ip };
+    if (this.at(i) !== 32) return undefined;
+    this.next(i);
+    return { kind: 'DNAT', to, random: false, persistent: false };
+  }
+
+  /** `REJECT [--reject-with TYPE]` with TYPE spelled out as iptables-save prints it. */
+  private reject(proto: number, protoNegate: boolean): Target | undefined {
+    let withType: RejectWith = 'icmp-port-unreachable';
+    if (this.p < this.n) {
+      if (!this.word('--reject-with')) return undefined;
+      const end = this.wordEnd();
+      if (end < 0) return undefined;
+      const name = this.s.slice(this.p, end);
+      if (!REJECT_WITH.has(name)) return undefined;
+      withType = name as RejectWith;
+      this.next(end);
+    }
+    // The kernel refuses tcp-reset on a rule not limited to tcp: the general parser marks that.
+    if (withType === 'tcp-reset' && (proto !== 6 || protoNegate)) return undefined;
+    return { kind: 'REJECT', with: withType };
+  }
+}
