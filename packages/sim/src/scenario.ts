@@ -222,7 +222,6 @@ function fail(path: string, msg: string): never {
   throw new SimError('invalid-argument', `scenario ${path}: ${msg}`, { path: path.split(/\.|\[|\]/).filter((k) => k !== '').map((k) => (/^[0-9]+$/.test(k) ? Number(k) : k)) });
 }
 
-
 const IPV4 = /^(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}$/;
 
 function checkMs(path: string, v: unknown, min = 0): void {
