@@ -136,16 +136,19 @@ function netfilterSummary(args: Args, r: CampaignResult, legacyUsed: boolean): s
 function hostSummary(r: HostCampaignResult): string {
   const known = new Map<string, number[]>();
   const fresh: number[] = [];
+  let unconfirmed = 0;
   for (const d of r.disagreements) {
-    if (d.verdict.kind === 'known') for (const i of d.verdict.issues) known.set(i.id, [...(known.get(i.id) ?? []), d.index]);
-    else fresh.push(d.index);
+    if (d.verdict.kind === 'known') {
+      for (const i of d.verdict.issues) known.set(i.id, [...(known.get(i.id) ?? []), d.index]);
+      if (!d.verdict.confirmed) unconfirmed++;
+    } else fresh.push(d.index);
   }
   return [
     'whole host (@netsim/kernel against the lab node):',
     `  cases run: ${r.runs}`,
     `  agreed:    ${r.agreed}`,
     `  undecided: ${r.undecided.length}${r.undecided.length === 0 ? '' : ` (netsim: ${[...new Set(r.undecided.map((u) => u.reason.replace(/\d+\.\d+\.\d+\.\d+/g, 'ADDR')))].join('; ')})`}`,
-    `  known disagreements: ${r.disagreements.length - fresh.length}`,
+    `  known disagreements: ${r.disagreements.length - fresh.length}${r.disagreements.length === fresh.length ? '' : unconfirmed === 0 ? ' (all confirmed: iptables-legacy agrees with netsim)' : ` (${unconfirmed} by pattern only, not confirmed on iptables-legacy)`}`,
     ...[...known].sort(([a], [b]) => a.localeCompare(b)).map(([id, cases]) => `    ${id} ×${cases.length}; cases ${cases.join(', ')}`),
     `  NEW disagreements: ${fresh.length}${fresh.length === 0 ? '' : ` (cases ${fresh.join(', ')})`}`,
   ].join('\n');
@@ -172,9 +175,9 @@ function main(): void {
     process.stderr.write(`conformance: cannot run here: ${env.reason}\n`);
     process.exit(2);
   }
-  const legacyEnv = args.legacy && args.parts.includes('netfilter') ? checkLegacy() : { ok: false as const, reason: args.legacy ? 'not needed' : 'disabled by --no-legacy' };
+  const legacyEnv = args.legacy && (args.parts.includes('netfilter') || args.parts.includes('host')) ? checkLegacy() : { ok: false as const, reason: args.legacy ? 'not needed' : 'disabled by --no-legacy' };
   const lab = Lab.create();
-  const legacy = legacyEnv.ok ? Lab.create({ backend: 'legacy' }) : undefined;
+  const legacy = legacyEnv.ok && args.parts.includes('netfilter') ? Lab.create({ backend: 'legacy' }) : undefined;
   const tool = lab.toolVersion();
   const total = args.replay === undefined ? args.runs : 1;
   process.stdout.write(`conformance: seed ${args.seed}, ${args.replay === undefined ? `${args.runs} cases per part` : `replaying case ${args.replay}`} (${args.parts.join(', ')}), ${tool}, kernel ${release()}\n`);
@@ -182,6 +185,7 @@ function main(): void {
   const summaries: string[] = [];
   let fresh = false;
   let hostLab: Lab | undefined;
+  let hostLegacy: Lab | undefined;
   try {
     if (args.parts.includes('netfilter')) {
       let done = 0;
@@ -219,6 +223,8 @@ function main(): void {
     if (args.parts.includes('host')) {
       // Conntrack not pinned: when the kernel tracks at all is part of what is compared.
       hostLab = Lab.create({ pinConntrack: false });
+      if (legacyEnv.ok) hostLegacy = Lab.create({ backend: 'legacy', pinConntrack: false });
+      else process.stdout.write(`conformance: known host disagreements not confirmed on iptables-legacy: ${legacyEnv.reason}\n`);
       let done = 0;
       let agreed = 0;
       let other = 0;
@@ -228,6 +234,7 @@ function main(): void {
         runs: args.runs,
         profiles: args.profiles,
         ...(args.replay === undefined ? {} : { replay: args.replay }),
+        ...(hostLegacy === undefined ? {} : { legacy: hostLegacy }),
         onCase: (_index, v) => {
           done++;
           if (v.kind === 'agree') agreed++;
@@ -237,7 +244,7 @@ function main(): void {
         },
       });
       for (const d of result.disagreements) {
-        const label = d.verdict.kind === 'known' ? `known: ${d.verdict.issues.map((i) => i.id).join(', ')}` : 'NEW';
+        const label = d.verdict.kind === 'known' ? `known: ${d.verdict.issues.map((i) => i.id).join(', ')}${d.verdict.confirmed ? ' (confirmed: iptables-legacy agrees with netsim)' : ''}` : 'NEW';
         process.stdout.write(`\n[${label}] host case ${d.index}\n${formatHostDisagreement(d.case, d.result, replayCommand(args, 'host', d.index))}\n`);
       }
       fresh ||= result.disagreements.some((d) => d.verdict.kind === 'new');
@@ -247,6 +254,7 @@ function main(): void {
     lab.destroy();
     legacy?.destroy();
     hostLab?.destroy();
+    hostLegacy?.destroy();
   }
   if (args.parts.includes('format')) {
     let done = 0;

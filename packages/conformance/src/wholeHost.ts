@@ -20,6 +20,7 @@ import type { Injection, Lab, Sysctls } from './lab.ts';
 import { UDP_LISTEN_PORTS } from './lab.ts';
 import { counterKey, describeConntrack, describeEgress, diffOutcomes, fromKernel, sortKeys, type Outcome } from './outcome.ts';
 import { PROTO_ICMP, PROTO_TCP, PROTO_UDP, TCP, type PacketSpec, type ParsedIpv4 } from './packet.ts';
+import { KNOWN_DISAGREEMENTS } from './known.ts';
 import { parseConntrack } from './readback.ts';
 import { renderRestore } from './render.ts';
 import { ifaceByName, ifaceOfPeer, PEERS, type PeerName, type Topology } from './topology.ts';
@@ -248,33 +249,52 @@ export interface KnownHostIssue {
   readonly reason: string;
   /** The case and its result show what causes it. */
   applies(c: HostCase, r: HostCaseResult): boolean;
+  /** Confirmed when the same case on an iptables-legacy lab agrees with netsim. */
+  readonly legacyAgrees: boolean;
 }
 
 /**
- * The known whole-host differences. Fixed ones leave the list and keep an agreement test in
- * test/wholeHost.test.ts: kernel-icmp-conntrack-without-id (conntrack keyed ICMP echo flows without
- * the echo id), kernel-output-reroute-changes-oif-for-filter (filter OUTPUT saw the re-routed
- * `-o`) and kernel-addrtype-limit-iface-broadcast (another interface's subnet broadcast was
- * BROADCAST under `--limit-iface-in/out`), all fixed in @netsim/kernel.
+ * The known whole-host differences: the iptables-nft translation details of the netfilter-level
+ * list (`known.ts`) whose pattern the case's ruleset contains — they change what the kernel's
+ * rules match, whichever netsim package evaluates them. netsim's own are fixed and keep an
+ * agreement test in test/wholeHost.test.ts: kernel-icmp-conntrack-without-id (conntrack keyed
+ * ICMP echo flows without the echo id), kernel-output-reroute-changes-oif-for-filter (filter
+ * OUTPUT saw the re-routed `-o`), kernel-addrtype-limit-iface-broadcast (another interface's
+ * subnet broadcast was BROADCAST under `--limit-iface-in/out`) and broadcast delivery (dropped as
+ * not modelled), all fixed in @netsim/kernel.
  */
-export const KNOWN_HOST_ISSUES: readonly KnownHostIssue[] = [];
+export const KNOWN_HOST_ISSUES: readonly KnownHostIssue[] = KNOWN_DISAGREEMENTS.filter((k) => k.legacyAgrees).map((k) => ({
+  id: k.id,
+  reason: k.reason,
+  applies: (c: HostCase) => k.applies(c),
+  legacyAgrees: k.legacyAgrees,
+}));
 
 export type HostVerdict =
   | { readonly kind: 'agree' }
   /** netsim says it does not model something the case needs, or a rule is undecidable. */
   | { readonly kind: 'undecided'; readonly reason: string }
-  | { readonly kind: 'known'; readonly issues: readonly KnownHostIssue[] }
+  /** `confirmed`: the same case on iptables-legacy came out as the issue says. */
+  | { readonly kind: 'known'; readonly issues: readonly KnownHostIssue[]; readonly confirmed: boolean }
   | { readonly kind: 'new' };
 
-/** Classifies a whole-host result: agreement, a known issue, something netsim does not model, or new. */
-export function classifyHostCase(c: HostCase, r: HostCaseResult): HostVerdict {
+/**
+ * Classifies a whole-host result: agreement, a known issue, something netsim does not model, or
+ * new. `onLegacy` runs the same case on an iptables-legacy lab, when there is one: a known issue
+ * then counts only if legacy's result confirms it.
+ */
+export function classifyHostCase(c: HostCase, r: HostCaseResult, onLegacy?: () => HostCaseResult): HostVerdict {
   for (const s of r.steps) {
     const why = s.trace.reason ?? '';
     if (s.trace.fate === 'unknown' || why.includes('is not modelled')) return { kind: 'undecided', reason: why === '' ? 'an undecidable rule' : why };
   }
   if (r.diffs.length === 0) return { kind: 'agree' };
   const issues = KNOWN_HOST_ISSUES.filter((k) => k.applies(c, r));
-  return issues.length > 0 ? { kind: 'known', issues } : { kind: 'new' };
+  if (issues.length === 0) return { kind: 'new' };
+  if (onLegacy === undefined) return { kind: 'known', issues, confirmed: false };
+  const legacyAgrees = onLegacy().diffs.length === 0;
+  const confirmed = issues.filter((k) => k.legacyAgrees === legacyAgrees);
+  return confirmed.length > 0 ? { kind: 'known', issues: confirmed, confirmed: true } : { kind: 'new' };
 }
 
 /** The whole-host cases of a seed, in order. */
@@ -293,7 +313,15 @@ export interface HostCampaignResult {
 /** Runs `runs` whole-host cases of `seed` (or only case `replay`). */
 export function runHostCampaign(
   lab: Lab,
-  opts: { readonly seed: number; readonly runs: number; readonly profiles?: readonly Profile[]; readonly replay?: number; readonly onCase?: (index: number, v: HostVerdict) => void },
+  opts: {
+    readonly seed: number;
+    readonly runs: number;
+    readonly profiles?: readonly Profile[];
+    readonly replay?: number;
+    /** An iptables-legacy lab (`pinConntrack: false`) to confirm known issues on. */
+    readonly legacy?: Lab;
+    readonly onCase?: (index: number, v: HostVerdict) => void;
+  },
 ): HostCampaignResult {
   const cases = hostCampaignCases(lab.topology, opts.seed, opts.replay === undefined ? opts.runs : opts.replay + 1, opts.profiles);
   let agreed = 0;
@@ -303,7 +331,8 @@ export function runHostCampaign(
   cases.forEach((c, index) => {
     if (opts.replay !== undefined && index !== opts.replay) return;
     const result = runHostCase(lab, c);
-    const verdict = classifyHostCase(c, result);
+    const legacy = opts.legacy;
+    const verdict = classifyHostCase(c, result, legacy === undefined ? undefined : () => runHostCase(legacy, c));
     ran++;
     opts.onCase?.(index, verdict);
     if (verdict.kind === 'agree') agreed++;
