@@ -33,6 +33,15 @@ function withAllNplPorts(s: SimScenario): SimScenario {
   };
 }
 
+/**
+ * A `web` backend on node-1 that churn never touches (its name is outside the generated pool), so
+ * the health-checked Service always has an endpoint and a failed check is the proxy's doing.
+ */
+function withStableBackend(s: SimScenario): SimScenario {
+  const stable: PodSpec = { name: 'stable-0', node: s.cluster.nodes[0]?.name ?? 'node-1', labels: { app: 'web' }, ports: [{ port: 8080, protocol: 'TCP' }] };
+  return { ...s, cluster: { ...s.cluster, pods: [stable, ...(s.cluster.pods ?? [])] } };
+}
+
 const NPL_ANNOTATION = 'nodeportlocal.antrea.io';
 const NPL_CHAIN = 'ANTREA-NODE-PORT-LOCAL';
 
@@ -71,16 +80,23 @@ export const FUZZ_PROFILES: { readonly [family: string]: FuzzProfile } = {
       cluster: {
         nodes: { min: 1, max: 2 },
         initialPods: 2,
-        services: [{ name: 'web', type: 'NodePort', selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP', nodePort: 30080 }] }],
+        // The same Pods behind a Cluster-policy NodePort (health-checked) and a Local-policy one:
+        // wherever churn leaves a node without a local endpoint, the Local Service's rules differ.
+        services: [
+          { name: 'web', type: 'NodePort', selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP', nodePort: 30080 }] },
+          { name: 'web-local', type: 'NodePort', externalTrafficPolicy: 'Local', selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP', nodePort: 30081 }] },
+        ],
       },
       pods: { poolSize: 3, maxPorts: 1, ports: [{ port: 8080, protocol: 'TCP' }] },
       timeline: { kinds: [...POD_CHURN, ...WATCH_FAULTS, ...RESTARTS], maxActions: 6 },
+      probes: [{ kind: 'nodeport-health', service: 'web', everyMs: 1000 }],
       horizonMs: 20_000,
       settleMs: 3000,
     },
-    // Probes would fail whenever churn leaves the Service without endpoints, which is no defect;
-    // the rules themselves must stay well-formed.
-    invariants: [{ kind: 'no-duplicate-rules', table: 'nat' }],
+    adjust: withStableBackend,
+    // The health checks must pass (the stable backend keeps an endpoint, so a failure is the
+    // proxy's), and the rules must stay well-formed.
+    invariants: [{ kind: 'probes-succeed' }, { kind: 'no-duplicate-rules', table: 'nat' }],
   },
 };
 

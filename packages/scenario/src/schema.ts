@@ -79,7 +79,10 @@ const Service = obj({
 /** One host-file line (`ip addr add 198.51.100.11/25 dev eth1`, `sysctl -w net.ipv4.conf.all.rp_filter=1`). */
 const hostLines = () => v.array(str('a host-file line such as "ip link add eth1 type physical"'), 'expected a list of host-file lines (ip link/addr/route/rule, sysctl -w, listen, overlay)');
 
-const Node = obj({ name: name(), network: v.optional(hostLines()) });
+/** A controller by registry name, with its options. */
+const ControllerRef = obj({ name: str('a controller name such as "npl:fixed"'), options: v.optional(v.record(v.string(), v.unknown(), 'expected a mapping of options')) });
+
+const Node = obj({ name: name(), network: v.optional(hostLines()), controller: v.optional(ControllerRef) });
 
 const IPV4_RE = /^(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}$/;
 const ipv4 = () => v.pipe(str('an IPv4 address'), v.regex(IPV4_RE, 'expected an IPv4 address like 198.51.100.11'));
@@ -224,7 +227,7 @@ export const ScenarioSchema = obj({
     }),
   ),
   cluster: Cluster,
-  controller: obj({ name: str('a controller name such as "npl:fixed"'), options: v.optional(v.record(v.string(), v.unknown(), 'expected a mapping of options')) }),
+  controller: ControllerRef,
   timeline: v.optional(v.array(TimedAction, 'expected a list of actions')),
   probes: v.optional(v.array(Probe, 'expected a list of probes')),
   invariants: v.array(Invariant, 'expected a list of invariants'),

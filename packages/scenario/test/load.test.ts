@@ -257,3 +257,15 @@ describe('loadScenario: scale and route actions', () => {
     expect(e.issues[0]).toMatchObject({ line: 33, column: 5, path: 'timeline[4]' });
   });
 });
+
+describe('loadScenario: a controller per node', () => {
+  const PER_NODE = valid.replace('    - name: node-1\n', '    - name: node-1\n      controller: { name: toy-dnat:fixed, options: { workers: 2 } }\n');
+
+  it('should load a node controller with its options', () => {
+    expect(loadScenario(PER_NODE, { file: FILE }).scenario.cluster.nodes).toEqual([{ name: 'node-1', controller: { name: 'toy-dnat:fixed', options: { workers: 2 } } }]);
+  });
+
+  it('should point at an unknown key of a node controller', () => {
+    expect(errorOf(PER_NODE.replace('options: { workers: 2 }', 'opts: {}')).message).toBe('scenarios/x.yaml:9:43: cluster.nodes[0].controller.opts: unknown key "opts" (expected one of: name, options)');
+  });
+});

@@ -4,6 +4,7 @@ import { CONTROLLERS } from '@netsim/controllers';
 import { FUZZ_PROFILES, fuzzProfileFor, fuzzProperty, type FuzzProfile } from '../src/index.ts';
 
 const npl = FUZZ_PROFILES['npl'] as FuzzProfile;
+const kubeProxy = FUZZ_PROFILES['kube-proxy'] as FuzzProfile;
 
 describe('fuzz profiles', () => {
   it('should find a profile by exact name first, then by the family before ":"', () => {
@@ -23,6 +24,22 @@ describe('fuzz profiles', () => {
 
   it('should pass npl:fixed over the CI-sized campaign (the 1,000-run one is `pnpm netsim fuzz --controller npl:fixed --runs 1000`)', async () => {
     expect(await checkProperty(fuzzProperty('npl:fixed', npl, CONTROLLERS), { seed: 1, numRuns: 60 })).toMatchObject({ ok: true, numRuns: 60 });
+  });
+
+  it('should catch kube-proxy:faulty within the default 100 runs with no action at all: a node without a local endpoint of the Local Service', async () => {
+    const r = await checkProperty(fuzzProperty('kube-proxy:faulty', kubeProxy, CONTROLLERS), { seed: 1, numRuns: 100 });
+    if (r.ok) throw new Error('expected kube-proxy:faulty to be caught');
+    expect(r.deterministic).toBe(true);
+    expect(r.outcome).toMatchObject({ status: 'violation', violation: { invariant: 'probes succeed' } });
+    expect(r.scenario.timeline).toEqual([]);
+    expect(r.scenario.cluster.pods?.map((p) => `${p.name}@${p.node}`)).toEqual(['stable-0@node-1']);
+    const story = r.story.join('\n');
+    expect(story).toMatch(/node-2\/kube-proxy: iptables-restore --noflush --counters --wait \(\d+ lines\) → exit 2: iptables-restore v1\.8\.10 \(nf_tables\): Chain 'KUBE-SVL-[A-Z2-7]{16}' does not exist/);
+    expect(story).toMatch(/VIOLATION of "probes succeed": probe nodeport-health default\/web via 192\.0\.2\.12:30080 failed/);
+  });
+
+  it('should pass kube-proxy:fixed over the CI-sized campaign (the 1,000-run one is `pnpm netsim fuzz --controller kube-proxy:fixed --runs 1000`)', async () => {
+    expect(await checkProperty(fuzzProperty('kube-proxy:fixed', kubeProxy, CONTROLLERS), { seed: 1, numRuns: 60 })).toMatchObject({ ok: true, numRuns: 60 });
   });
 
   it('should give every generated Pod all the NodePortLocal Service target ports', () => {

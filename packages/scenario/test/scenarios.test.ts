@@ -31,6 +31,8 @@ describe('bundled scenarios', () => {
         'nodeport-multi-homed.yaml',
         'nodeport-multi-homed-stateful-gw.yaml',
         'nodeport-multi-homed-nodeport-addresses.yaml',
+        'nodeport-proxy-defect-one-node.yaml',
+        'nodeport-external-policy-local-scale-down.yaml',
       ]),
     );
     for (const f of files.filter((x) => x.endsWith('-faulty.yaml'))) expect(files, f).toContain(f.replace('-faulty.yaml', '-fixed.yaml'));

@@ -42,6 +42,14 @@ function outcomeArb(invariants: readonly InvariantSpec[]): fc.Arbitrary<Expectat
   );
 }
 
+/** The last node runs its own controller, with options. */
+function withNodeController(s: SimScenario): fc.Arbitrary<SimScenario> {
+  return fc.record({ variant: fc.constantFrom('npl:fixed', 'npl:faulty'), workers: fc.option(fc.integer({ min: 1, max: 4 }), { nil: undefined }) }).map(({ variant, workers }) => ({
+    ...s,
+    cluster: { ...s.cluster, nodes: s.cluster.nodes.map((n, i) => (i === s.cluster.nodes.length - 1 ? { ...n, controller: { name: variant, ...(workers !== undefined ? { options: { workers } } : {}) } } : n)) },
+  }));
+}
+
 /** A network section and network actions that build and play on every generated cluster. */
 function withNetwork(s: SimScenario): fc.Arbitrary<SimScenario> {
   const at = fc.integer({ min: 0, max: s.horizonMs });
@@ -97,7 +105,7 @@ const fileArb: fc.Arbitrary<ScenarioFile> = fc
       timeline: { kinds: ['workload.scale', ...POD_CHURN, ...WATCH_FAULTS, ...RESTARTS, ...IPTABLES_FAULTS, 'service.create', 'service.update', 'service.delete'], serviceVariants: [web, { ...web, name: 'db', externalTrafficPolicy: 'Cluster' }] },
       probes: [{ kind: 'npl-health', everyMs: 500 }, { kind: 'npl-health', everyMs: 700, annotation: 'example.com/npl' }, { kind: 'pod-egress', everyMs: 1500 }, { kind: 'nodeport-health', service: 'web', everyMs: 1000 }],
       schedule: 'path',
-    }).chain((x) => fc.oneof(fc.constant(x), withNetwork(x))),
+    }).chain((x) => fc.oneof(fc.constant(x), withNetwork(x), withNodeController(x))),
     invariants: fc.array(invariantArb, { minLength: 1, maxLength: 4 }),
   })
   .chain((r) => expectationArb(r.invariants).map((expect) => ({ name: r.name, ...(r.description !== undefined ? { description: r.description } : {}), scenario: r.scenario, invariants: r.invariants, expect })));

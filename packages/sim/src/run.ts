@@ -45,12 +45,20 @@ export async function runScenario(scenario: SimScenario, opts: RunScenarioOption
   if (factory === undefined) {
     throw new SimError('unknown-name', `scenario controller "${scenario.controller.name}" is not registered (registered: ${Object.keys(opts.controllers).sort().join(', ') || 'none'})`);
   }
+  const perNode: { [node: string]: Controller<ControllerContext> } = {};
+  scenario.cluster.nodes.forEach((n) => {
+    if (n.controller === undefined) return;
+    const f = opts.controllers[n.controller.name];
+    if (f === undefined) throw new SimError('unknown-name', `scenario node ${n.name}: controller "${n.controller.name}" is not registered (registered: ${Object.keys(opts.controllers).sort().join(', ') || 'none'})`);
+    perNode[n.name] = f(n.controller.options ?? {});
+  });
   const world = new World({
     ...(opts.world ?? {}),
     seed: scenario.seed,
     ...(scenario.schedule !== undefined ? { schedule: { path: scenario.schedule.path, whenPathExhausted: scenario.schedule.whenPathExhausted ?? 'prng' } } : {}),
     cluster: scenario.cluster,
     controller: factory(scenario.controller.options ?? {}),
+    ...(Object.keys(perNode).length > 0 ? { controllers: perNode } : {}),
     invariants: opts.invariants ?? [],
     probes: scenario.probes ?? [],
     settleMs: scenario.settleMs,

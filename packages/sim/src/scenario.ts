@@ -60,6 +60,12 @@ export interface NodeSpec {
    * the node after the world has built its default network (eth0 on the LAN, cni0, the Pod network).
    */
   readonly network?: readonly string[];
+  /**
+   * The controller this node runs instead of the scenario's `controller` (by registry name, with
+   * its own options): a node on another version or variant, as in a rollout. `World` ignores it;
+   * `runScenario` resolves it into {@link WorldOptions.controllers}.
+   */
+  readonly controller?: { readonly name: string; readonly options?: JsonObject };
 }
 
 /** A host of the data plane that is not a node: a client, a router, a firewall, a second load balancer. */
@@ -216,7 +222,6 @@ function fail(path: string, msg: string): never {
   throw new SimError('invalid-argument', `scenario ${path}: ${msg}`, { path: path.split(/\.|\[|\]/).filter((k) => k !== '').map((k) => (/^[0-9]+$/.test(k) ? Number(k) : k)) });
 }
 
-
 const IPV4 = /^(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}$/;
 
 function checkMs(path: string, v: unknown, min = 0): void {
@@ -241,6 +246,7 @@ export function validateScenario(s: SimScenario): void {
     if (!NAME.test(n.name)) fail(`cluster.nodes[${i}].name`, `"${n.name}" is not a DNS-1123 label`);
     if (nodes.has(n.name)) fail(`cluster.nodes[${i}].name`, `duplicate node "${n.name}"`);
     nodes.add(n.name);
+    if (n.controller !== undefined && n.controller.name === '') fail(`cluster.nodes[${i}].controller.name`, 'must name a controller');
   });
   (s.cluster.pods ?? []).forEach((p, i) => checkNode(`cluster.pods[${i}].node`, p.node, nodes));
   // The data plane's hosts: nodes, the built-in ones, and the scenario's.

@@ -54,8 +54,10 @@ export interface WorldOptions {
   /** Record the trace (default true). */
   readonly trace?: boolean;
   readonly cluster: ClusterSpec;
-  /** The controller under test, deployed on every node. */
+  /** The controller under test, deployed on every node (but those in {@link controllers}). */
   readonly controller?: Controller<ControllerContext>;
+  /** Per-node controllers, by node name, instead of {@link controller} there (different versions or variants on different nodes). */
+  readonly controllers?: { readonly [node: string]: Controller<ControllerContext> };
   readonly invariants?: readonly InvariantSource[];
   readonly probes?: readonly ProbeSpec[];
   /**
@@ -321,10 +323,12 @@ export class World {
       api.create('Pod', podInput(p));
     }
 
-    const controller = opts.controller;
-    if (controller !== undefined) {
+    for (const node of Object.keys(opts.controllers ?? {})) if (!this.#nodes.has(node)) throw new SimError('unknown-name', `controllers: no node "${node}" in the cluster`);
+    {
       for (const st of this.#nodes.values()) {
         const node = st.info.name;
+        const controller = opts.controllers?.[node] ?? opts.controller;
+        if (controller === undefined) continue;
         st.agent = new Agent<ControllerContext>(
           engine,
           node,

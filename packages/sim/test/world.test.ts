@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { World, renderTrace, story, toJsonLines, type Action, type Controller, type ControllerContext } from '../src/index.ts';
+import { SIM_SCENARIO_FORMAT, World, isSimError, renderTrace, runScenario, story, toJsonLines, type Action, type Controller, type ControllerContext, type SimScenario } from '../src/index.ts';
 import { SEEN_IP, annotator } from './fixtures/annotator.ts';
 
 const pod = (name: string, node = 'node-1'): Action => ({ kind: 'pod.create', pod: { name, node, labels: { app: 'web' }, ports: [{ port: 8080, protocol: 'TCP' }] } });
@@ -131,6 +131,37 @@ describe('World', () => {
     const o2 = await crash.run(5000);
     expect(o2.status).toBe('ok');
     expect(crash.agent('node-1').incarnation).toBeGreaterThan(2);
+  });
+
+  it('should run the controller given for a node there and the default one elsewhere', async () => {
+    const world = new World({ seed: 1, cluster: { nodes: [{ name: 'node-1' }, { name: 'node-2' }] }, controller: annotator(), controllers: { 'node-2': annotator({ failOn: 'web-1' }) } });
+    world.at(100, pod('web-0'));
+    world.at(2000, pod('web-1', 'node-2'));
+    const o = await world.run(5000);
+    // Only node-2's controller refuses web-1; node-1's annotated web-0 meanwhile.
+    expect(o).toMatchObject({ status: 'finding', finding: { kind: 'controller-threw', agent: 'node-2/annotator#1' } });
+    expect(annotations(world)['web-0']).toBe('ok');
+    expect(() => new World({ seed: 1, cluster: { nodes: [{ name: 'node-1' }] }, controller: annotator(), controllers: { 'node-9': annotator() } })).toThrow('controllers: no node "node-9" in the cluster');
+  });
+
+  it('should resolve the controller of a scenario node by registry name with its options, and refuse an unregistered one', async () => {
+    const scenario: SimScenario = {
+      format: SIM_SCENARIO_FORMAT,
+      seed: 1,
+      cluster: { nodes: [{ name: 'node-1' }, { name: 'node-2', controller: { name: 'strict', options: { failOn: 'web-1' } } }] },
+      controller: { name: 'lenient' },
+      timeline: [
+        { atMs: 100, action: pod('web-0') },
+        { atMs: 100, action: pod('web-1', 'node-2') },
+      ],
+      horizonMs: 5000,
+      settleMs: 1000,
+    };
+    const controllers = { lenient: () => annotator(), strict: (o: { readonly [k: string]: unknown }) => annotator({ failOn: String(o['failOn']) }) };
+    const r = await runScenario(scenario, { controllers });
+    expect(r.outcome).toMatchObject({ status: 'finding', finding: { agent: 'node-2/annotator#1' } });
+    const err = await runScenario(scenario, { controllers: { lenient: controllers.lenient } }).catch((e: unknown) => e);
+    expect(isSimError(err) && err.message).toBe('scenario node node-2: controller "strict" is not registered (registered: lenient)');
   });
 
   it('should scale a workload as a Parallel StatefulSet: missing ordinals created on the nodes in turn, the highest deleted first', async () => {

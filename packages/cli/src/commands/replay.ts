@@ -8,7 +8,7 @@ import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { FUZZ_PROFILES, formatIssue, isScenarioError, loadScenarioFile, replay, type ReplayResult } from '@netsim/scenario';
-import { isSimError, toJsonLines } from '@netsim/sim';
+import { isSimError, toJsonLines, type SimScenario } from '@netsim/sim';
 import { loadPlugins } from './registry.ts';
 
 export interface ReplayCliOptions {
@@ -74,6 +74,12 @@ export function formatTable(header: readonly string[], rows: readonly (readonly 
 
 const STORY_TAIL = 30;
 
+/** `kube-proxy:fixed`, or `kube-proxy:fixed, node-2 kube-proxy:faulty` when nodes run their own. */
+function controllerLabel(s: SimScenario): string {
+  const own = s.cluster.nodes.filter((n) => n.controller !== undefined).map((n) => `${n.name} ${n.controller?.name ?? ''}`);
+  return [s.controller.name, ...own].join(', ');
+}
+
 function storyText(r: ReplayResult, full: boolean): string {
   const lines = r.story;
   if (full || lines.length <= STORY_TAIL) return lines.join('\n');
@@ -96,7 +102,7 @@ export async function runReplay(paths: readonly string[], opts: ReplayCliOptions
       const file = await loadScenarioFile(path);
       const result = await replay(file, { controllers: plugins.controllers, ...(opts.seed !== undefined ? { seed: opts.seed } : {}), trace: true });
       if (opts.trace !== undefined) trace += JSON.stringify({ step: 0, t: 0, type: 'replay.scenario', file: path, name: file.name, seed: result.seed }) + '\n' + toJsonLines(result.events);
-      rows.push({ path, name: file.name, controller: file.scenario.controller.name, seed: result.seed, expected: result.expected, observed: result.observed, verdict: result.met ? 'met' : 'NOT MET', result });
+      rows.push({ path, name: file.name, controller: controllerLabel(file.scenario), seed: result.seed, expected: result.expected, observed: result.observed, verdict: result.met ? 'met' : 'NOT MET', result });
     } catch (e) {
       let error: string;
       if (isScenarioError(e)) error = e.issues.map(formatIssue).join('\n');
