@@ -45,6 +45,15 @@ export interface DraftChain {
 export type RuleOp = 'RULE_APPEND' | 'RULE_INSERT' | 'RULE_REPLACE';
 
 const ZERO: Counters = { packets: 0, bytes: 0 };
+/**
+ * The rules of a new chain and the jumps of one without any: one empty array for all (a dump
+ * declares tens of thousands of chains). Never written to: a chain holding it is not `owned`,
+ * appends make a new array while one is short (see appended()), and it never leaves the draft
+ * (toTable gives an empty chain an array of its own). Not frozen: a frozen array has another
+ * elements kind, which makes every loop over rules and jumps slower.
+ */
+const NO_RULES: readonly Rule[] = [];
+const NO_JUMPS: readonly DraftChain[] = [];
 
 function jumpTarget(rule: Rule): string | undefined {
   const t = rule.target;
@@ -158,7 +167,7 @@ export class TableDraft {
       if (!c.builtin) userChains++;
       // An array grown by appends keeps spare capacity; the table keeps an exact-size copy
       // (arrays of up to three rules are made at their size, see appended()).
-      const rules = c.owned && c.rules.length > 3 ? c.rules.slice() : c.rules;
+      const rules = c.rules === NO_RULES ? [] : c.owned && c.rules.length > 3 ? c.rules.slice() : c.rules;
       chains[c.name] = c.builtin
         ? { name: c.name, policy: c.policy ?? 'ACCEPT', counters: c.counters ?? ZERO, rules }
         : { name: c.name, rules };
@@ -255,7 +264,11 @@ export class TableDraft {
     const c = this.need(chainName);
     this.validate(c, rule, op);
     const wasValid = c.summaryValid;
-    c.rules = appended(this.writable(c), rule);
+    if (c.rules.length < 3) {
+      // appended() makes a new array: nothing to copy first.
+      c.rules = appended(c.rules, rule);
+      c.owned = true;
+    } else c.rules = appended(this.writable(c), rule);
     this.addRef(c.name, rule);
     this.created = true;
     if (wasValid) {
@@ -343,7 +356,7 @@ export class TableDraft {
   }
 
   private createUserChain(name: string): void {
-    this.link({ name, builtin: false, policy: undefined, counters: undefined, rules: [], owned: true, hookMask: 0, allowedMask: ALL_HOOKS, colour: 0, jumps: [], summaryValid: true, jumpTarget: undefined, gotoTarget: undefined, nextCreated: undefined, linkVersion: -1 });
+    this.link({ name, builtin: false, policy: undefined, counters: undefined, rules: NO_RULES as Rule[], owned: false, hookMask: 0, allowedMask: ALL_HOOKS, colour: 0, jumps: NO_JUMPS as DraftChain[], summaryValid: true, jumpTarget: undefined, gotoTarget: undefined, nextCreated: undefined, linkVersion: -1 });
     this.created = true;
   }
 
@@ -630,44 +643,33 @@ export class TableDraft {
   }
 
   /**
-   * The deferred hook and loop checks over the whole table in one pass: true when every rule
-   * reachable from a built-in chain is allowed there and no loop is reachable. Hook sets spread
-   * from the built-in chains along jumps as bit masks; a three-colour walk finds loops.
+   * The deferred hook and loop checks over the whole table: true when every rule reachable from
+   * a built-in chain is allowed there and no loop is reachable. One walk from the built-in
+   * chains finds loops (three colours) and gives the reachable chains in postorder; reversed,
+   * that is an order in which every chain comes before the chains it jumps to, so hook masks
+   * spread from the built-ins in one pass over it.
    */
   validateAll(): boolean {
     // Per chain: the hooks it allows (restricted rules narrow them) and the chains it jumps to,
-    // as kept by appends or rescanned; then the hooks reaching it, spread from the built-ins.
+    // as kept by appends or rescanned.
     for (const c of this.chains.values()) {
       c.hookMask = 0;
       c.colour = 0;
       if (!c.summaryValid) {
-        c.jumps = [];
+        c.jumps = NO_JUMPS as DraftChain[];
         c.allowedMask = ALL_HOOKS;
         for (const rule of c.rules) this.summarise(c, rule);
         c.summaryValid = true;
       }
     }
-    const queue: DraftChain[] = [];
-    for (const hook of BUILTIN_CHAINS[this.name]) {
-      const c = this.chains.get(hook);
-      if (c === undefined) continue;
-      c.hookMask |= HOOK_BIT[hook] ?? 0;
-      queue.push(c);
-    }
-    while (queue.length > 0) {
-      const c = queue.pop() as DraftChain;
-      for (const t of c.jumps as DraftChain[]) {
-        if ((t.hookMask | c.hookMask) === t.hookMask) continue;
-        t.hookMask |= c.hookMask;
-        queue.push(t);
-      }
-    }
-    for (const c of this.chains.values()) if ((c.hookMask & ~c.allowedMask) !== 0) return false;
-    // Loops among chains reachable from a built-in chain (colour 1: on the path, 2: done).
+    // Colour 1: on the path, 2: done. Nothing jumps to a built-in chain, so each is a root.
+    const order: DraftChain[] = [];
     const stack: DraftChain[] = [];
     const next: number[] = [];
-    for (const root of this.chains.values()) {
-      if (root.hookMask === 0 || root.colour !== 0) continue;
+    for (const hook of BUILTIN_CHAINS[this.name]) {
+      const root = this.chains.get(hook);
+      if (root === undefined) continue;
+      root.hookMask = HOOK_BIT[hook] ?? 0;
       root.colour = 1;
       stack.push(root);
       next.push(0);
@@ -678,6 +680,7 @@ export class TableDraft {
         const k = next[top] as number;
         if (k >= jumps.length) {
           c.colour = 2;
+          order.push(c);
           stack.pop();
           next.pop();
           continue;
@@ -691,6 +694,13 @@ export class TableDraft {
           next.push(0);
         }
       }
+    }
+    for (let i = order.length - 1; i >= 0; i--) {
+      const c = order[i] as DraftChain;
+      const mask = c.hookMask;
+      if ((mask & ~c.allowedMask) !== 0) return false;
+      const jumps = c.jumps as DraftChain[];
+      for (let k = 0; k < jumps.length; k++) (jumps[k] as DraftChain).hookMask |= mask;
     }
     return true;
   }

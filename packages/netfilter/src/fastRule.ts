@@ -76,6 +76,14 @@ export class FastRuleReader {
    */
   private readonly declared: string[] = [];
   private nextDeclared = 0;
+  /**
+   * Where each declared name was read in {@link text} (-1: elsewhere), and where the chain of
+   * the last rule was read: names are compared in place, inside one flat string, which costs
+   * much less than comparing with a string sliced from it.
+   */
+  private readonly declaredAt: number[] = [];
+  private chainAt = -1;
+  private text = '';
 
   // Shared immutable pieces, per reader (one reader per restore). Only small caches that stay in
   // the processor's cache: a lookup in a large table costs more than the objects it would save.
@@ -85,6 +93,9 @@ export class FastRuleReader {
    * `other` it was made with.
    */
   private comment0: (Match & { readonly kind: 'comment' }) | undefined;
+  /** Where the text of `comment0` was read: `commentIn[commentAt…]`. */
+  private commentIn = '';
+  private commentAt = 0;
   private alone: Match[] | undefined;
   private other: Match | undefined;
   private pair: Match[] | undefined;
@@ -105,8 +116,18 @@ export class FastRuleReader {
   private num = 0;
 
   /** Remembers a chain name as the table stores it, so that lines naming it need no new string. */
-  name(name: string): void {
+  name(name: string, text?: string, at = -1): void {
     this.declared.push(name);
+    if (text !== undefined && at >= 0 && (this.text === '' || this.text === text)) {
+      this.text = text;
+      this.declaredAt.push(at);
+    } else this.declaredAt.push(-1);
+  }
+
+  /** Whether `s[a, a + len)` and `s[b, b + len)` are the same text. */
+  private static same(s: string, a: number, b: number, len: number): boolean {
+    for (let i = 0; i < len; i++) if (s.charCodeAt(a + i) !== s.charCodeAt(b + i)) return false;
+    return true;
   }
 
   /**
@@ -131,17 +152,24 @@ export class FastRuleReader {
     // An empty or over-long chain name: the general parser words the error.
     if (chainEnd < 0 || chainEnd - this.p > CHAIN_NAME_MAX) return undefined;
     const len = chainEnd - this.p;
+    const at = this.p;
     let chain = this.chain;
-    if (chain.length !== len || !s.startsWith(chain, this.p)) {
-      const next = this.declared[this.nextDeclared];
-      if (next !== undefined && next.length === len && s.startsWith(next, this.p)) {
+    const inText = s === this.text;
+    if (chain.length !== len || !(inText && this.chainAt >= 0 ? FastRuleReader.same(s, this.chainAt, at, len) : s.startsWith(chain, at))) {
+      const k = this.nextDeclared;
+      const next = this.declared[k];
+      const nextAt = this.declaredAt[k] as number;
+      if (next !== undefined && next.length === len && (inText && nextAt >= 0 ? FastRuleReader.same(s, nextAt, at, len) : s.startsWith(next, at))) {
         chain = next;
         this.nextDeclared++;
-      } else chain = s.slice(this.p, chainEnd);
+      } else chain = s.slice(at, chainEnd);
     }
     this.next(chainEnd);
     const rule = this.spec(chain, table, t, ruleCounters);
-    if (rule !== undefined) this.chain = chain;
+    if (rule !== undefined) {
+      this.chain = chain;
+      this.chainAt = inText ? at : -1;
+    }
     return rule;
   }
 
@@ -474,12 +502,17 @@ export class FastRuleReader {
     if (to - from > LONG_WORD) return undefined;
     this.next(after);
     const last = this.comment0;
-    if (last !== undefined && last.comment.length === to - from && s.startsWith(last.comment, from)) return last;
+    if (last !== undefined && last.comment.length === to - from) {
+      // Compared in place with where it was read when that was in this same text.
+      if (s === this.commentIn ? FastRuleReader.same(s, this.commentAt, from, to - from) : s.startsWith(last.comment, from)) return last;
+    }
     const text = s.slice(from, to);
     const comment = truncateUtf8(text, COMMENT_MAX_BYTES);
     const m = { kind: 'comment' as const, comment };
     // Compared with the text as written, so only a comment kept whole is remembered.
     this.comment0 = comment === text ? m : undefined;
+    this.commentIn = s;
+    this.commentAt = from;
     this.alone = undefined;
     this.other = undefined;
     this.pair = undefined;

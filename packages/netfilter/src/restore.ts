@@ -211,7 +211,7 @@ class Restorer {
     const name = text.slice(start + 1, i);
     if (isBuiltinChain(table, name)) return false;
     this.drafts.get(table).declareUserChain(name);
-    fast.name(name);
+    fast.name(name, text, start + 1);
     return true;
   }
 
