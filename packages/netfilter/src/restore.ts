@@ -11,6 +11,7 @@
  *   optionally prefixed by `[packets:bytes]` counters that apply only with `--counters`.
  */
 import { applyCommand, DraftSet } from './apply.ts';
+import type { TableDraft } from './draft.ts';
 import { COMMON_WORDS, parseCommand, type CommandEnv } from './command.ts';
 import { NetfilterError, type NetfilterErrorCode } from './errors.ts';
 import { DEFAULT_IPTABLES_VERSION, Failure, restoreStderr, type IptablesVersion } from './failure.ts';
@@ -134,6 +135,8 @@ class Restorer {
     let blockLine = firstLine;
     let lineNo = firstLine - 1;
     let next = from;
+    // The current table's draft: the same object from its table line to its COMMIT.
+    let draft: TableDraft | undefined;
     while (next <= n) {
       const start = next;
       let end = text.indexOf('\n', start);
@@ -148,8 +151,9 @@ class Restorer {
       if (table !== undefined) {
         if (c0 === 45 /* - */ || c0 === 91 /* [ */) {
           if (fast !== undefined) {
-            const rule = fast.rule(text, start, end, table, this.drafts.get(table), this.opts.counters === true);
-            if (rule !== undefined && this.append(table, fast.chain, rule)) continue;
+            draft ??= this.drafts.get(table);
+            const rule = fast.rule(text, start, end, table, draft, this.opts.counters === true);
+            if (rule !== undefined && Restorer.append(draft, fast.chain, rule)) continue;
           }
         } else if (c0 === 58 /* : */) {
           if (fast === undefined || !this.userChainLine(fast, text, start, end, table)) this.chainLine(text.slice(start, end), lineNo);
@@ -170,7 +174,8 @@ class Restorer {
         blockStart = start;
         blockLine = lineNo;
         this.startTable(text.slice(start, end), lineNo);
-        this.drafts.get(this.table as unknown as TableName).deferHookChecks = defer;
+        draft = this.drafts.get(this.table as unknown as TableName);
+        draft.deferHookChecks = defer;
         continue;
       }
       this.commandLine(text.slice(start, end), endsWithNewline, lineNo, version);
@@ -183,9 +188,9 @@ class Restorer {
    * the table refuses it (a missing chain, a rule the kernel rejects): the general path then
    * reads the line again and reports the failure where the real tool does.
    */
-  private append(table: TableName, chain: string, rule: Rule): boolean {
+  private static append(draft: TableDraft, chain: string, rule: Rule): boolean {
     try {
-      this.drafts.get(table).append(chain, rule);
+      draft.append(chain, rule);
       return true;
     } catch (e) {
       if (e instanceof Failure) return false;
