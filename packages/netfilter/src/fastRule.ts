@@ -130,6 +130,12 @@ export class FastRuleReader {
     return true;
   }
 
+  /** {@link same} from the end: chain names (KUBE-SEP-…) differ at their ends. */
+  private static sameFromEnd(s: string, a: number, b: number, len: number): boolean {
+    for (let i = len - 1; i >= 0; i--) if (s.charCodeAt(a + i) !== s.charCodeAt(b + i)) return false;
+    return true;
+  }
+
   /**
    * The rule of the line `s[from, end)` when it is `[p:b] -A CHAIN …` in a shape this reader
    * knows (then {@link chain} names its chain), else undefined. `counters`: whether `[p:b]` is
@@ -155,11 +161,11 @@ export class FastRuleReader {
     const at = this.p;
     let chain = this.chain;
     const inText = s === this.text;
-    if (chain.length !== len || !(inText && this.chainAt >= 0 ? FastRuleReader.same(s, this.chainAt, at, len) : s.startsWith(chain, at))) {
+    if (chain.length !== len || !(inText && this.chainAt >= 0 ? FastRuleReader.sameFromEnd(s, this.chainAt, at, len) : s.startsWith(chain, at))) {
       const k = this.nextDeclared;
       const next = this.declared[k];
       const nextAt = this.declaredAt[k] as number;
-      if (next !== undefined && next.length === len && (inText && nextAt >= 0 ? FastRuleReader.same(s, nextAt, at, len) : s.startsWith(next, at))) {
+      if (next !== undefined && next.length === len && (inText && nextAt >= 0 ? FastRuleReader.sameFromEnd(s, nextAt, at, len) : s.startsWith(next, at))) {
         chain = next;
         this.nextDeclared++;
       } else chain = s.slice(at, chainEnd);
