@@ -123,11 +123,13 @@ export interface ProcessHandle {
 export type ContextFactory<C extends ProcessContext> = (base: ProcessContext, proc: ProcessHandle) => C;
 
 /**
- * A process's context. A class, so that the live `stopping` getter sits on a shared prototype:
- * an object literal with a getter gets a hidden class of its own (allocated in V8's old
- * generation) that holds the getter, and with it the whole world, until a full collection.
+ * The members every context shares with its process: copied from the process's own context, with
+ * `stopping` left to the subclass so that it stays live. A class, so that the live `stopping`
+ * getter sits on a shared prototype: an object literal with a getter (or a per-run prototype made
+ * with `Object.create`) gets a hidden class of its own, allocated in V8's old generation, that
+ * keeps the run's whole world reachable until a full collection.
  */
-class BaseContext implements ProcessContext {
+export abstract class ProcessContextMembers implements ProcessContext {
   readonly node: string;
   readonly agent: string;
   readonly incarnation: number;
@@ -139,10 +141,8 @@ class BaseContext implements ProcessContext {
   readonly every: ProcessContext['every'];
   readonly done: ProcessContext['done'];
   readonly yield: ProcessContext['yield'];
-  readonly #proc: Process;
 
-  constructor(proc: Process, m: Omit<ProcessContext, 'stopping'>) {
-    this.#proc = proc;
+  constructor(m: Omit<ProcessContext, 'stopping'>) {
     this.node = m.node;
     this.agent = m.agent;
     this.incarnation = m.incarnation;
@@ -154,6 +154,18 @@ class BaseContext implements ProcessContext {
     this.every = m.every;
     this.done = m.done;
     this.yield = m.yield;
+  }
+
+  abstract get stopping(): boolean;
+}
+
+/** A process's context: `stopping` reads the process. */
+class BaseContext extends ProcessContextMembers {
+  readonly #proc: Process;
+
+  constructor(proc: Process, m: Omit<ProcessContext, 'stopping'>) {
+    super(m);
+    this.#proc = proc;
   }
 
   get stopping(): boolean {

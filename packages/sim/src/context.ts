@@ -27,7 +27,7 @@ import {
   type KubeTraceSink,
 } from '@netsim/kube';
 import { ConntrackTable, conntrackCommand } from '@netsim/kernel';
-import type { ProcessContext, ProcessHandle } from './agent.ts';
+import { ProcessContextMembers, type ProcessContext, type ProcessHandle } from './agent.ts';
 import type { Engine } from './engine.ts';
 import { SimError } from './errors.ts';
 import type { IptablesHandle, RawResult } from './iptables.ts';
@@ -396,22 +396,9 @@ export function buildControllerContext(base: ProcessContext, proc: ProcessHandle
 
 /**
  * A controller context: the process context's members plus the world's services; `stopping`
- * stays live by reading the process context. (Not `Object.create(base)`: making each run's base
- * context a prototype gives it a hidden class of its own in V8's old generation, which keeps the
- * run's world reachable until a full collection.)
+ * stays live by reading the process context.
  */
-class WorldContext implements ControllerContext {
-  readonly node: string;
-  readonly agent: string;
-  readonly incarnation: number;
-  readonly log: ProcessContext['log'];
-  readonly now: ProcessContext['now'];
-  readonly sleep: ProcessContext['sleep'];
-  readonly go: ProcessContext['go'];
-  readonly after: ProcessContext['after'];
-  readonly every: ProcessContext['every'];
-  readonly done: ProcessContext['done'];
-  readonly yield: ProcessContext['yield'];
+class WorldContext extends ProcessContextMembers implements ControllerContext {
   readonly nodeInfo: NodeInfo;
   readonly iptables: IptablesHandle;
   readonly conntrack: ControllerContext['conntrack'];
@@ -421,20 +408,8 @@ class WorldContext implements ControllerContext {
   readonly #base: ProcessContext;
 
   constructor(base: ProcessContext, services: Pick<ControllerContext, 'nodeInfo' | 'iptables' | 'conntrack' | 'kube' | 'informers' | 'workqueue'>) {
+    super(base);
     this.#base = base;
-    this.node = base.node;
-    this.agent = base.agent;
-    this.incarnation = base.incarnation;
-    this.log = base.log;
-    /* eslint-disable @typescript-eslint/unbound-method -- the process context's functions are closures over their process that never use `this`, so they may be shared as they are (a controller may also pass them around detached) */
-    this.now = base.now;
-    this.sleep = base.sleep;
-    this.go = base.go;
-    this.after = base.after;
-    this.every = base.every;
-    this.done = base.done;
-    this.yield = base.yield;
-    /* eslint-enable @typescript-eslint/unbound-method */
     this.nodeInfo = services.nodeInfo;
     this.iptables = services.iptables;
     this.conntrack = services.conntrack;
