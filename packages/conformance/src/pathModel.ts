@@ -15,6 +15,7 @@ import {
   createEvalState,
   evaluateHook,
   rewriteToRangeStart,
+  REJECT_ICMP_CODE,
   seededRandom31,
   type AddrType,
   type CompiledRuleset,
@@ -104,17 +105,6 @@ export function isLocalDestination(t: Topology, addr: Ipv4): boolean {
   const type = addrTypeOf(t)(addr, null);
   return type === 'LOCAL' || type === 'BROADCAST';
 }
-
-const REJECT_CODE: { readonly [W in RejectWith]: number } = {
-  'icmp-net-unreachable': 0,
-  'icmp-host-unreachable': 1,
-  'icmp-proto-unreachable': 2,
-  'icmp-port-unreachable': 3,
-  'icmp-net-prohibited': 9,
-  'icmp-host-prohibited': 10,
-  'icmp-admin-prohibited': 13,
-  'tcp-reset': -1,
-};
 
 function asParsed(p: Packet, icmpId: number): ParsedIpv4 {
   return {
@@ -330,7 +320,7 @@ class Walker {
     const broadcast = this.addrType(pkt.dst, null) === 'BROADCAST';
     if (!broadcast) {
       const from = local ? pkt.dst : (ifaceByName(this.topology, back)?.addr ?? pkt.dst);
-      const answer: Packet = { ...blank, proto: PROTO_ICMP, src: from, dst: pkt.src, icmpType: 3, icmpCode: REJECT_CODE[withWhat], lengthBytes: 28 + pkt.lengthBytes };
+      const answer: Packet = { ...blank, proto: PROTO_ICMP, src: from, dst: pkt.src, icmpType: 3, icmpCode: REJECT_ICMP_CODE[withWhat], lengthBytes: 28 + pkt.lengthBytes };
       const before = this.egress.length;
       respond(answer, false);
       if (this.egress.length > before) {

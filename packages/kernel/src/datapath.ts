@@ -22,6 +22,7 @@ import {
   evaluateTable,
   formatIpv4,
   formatRuleSpec,
+  REJECT_ICMP_CODE,
   type AddrType,
   type ConntrackView,
   type EvalContext,
@@ -838,16 +839,6 @@ function reroute(host: Host, pkt: Pkt, _sk: SkbCt, rc: RunCtx): (FibResult & { k
 // ---------------------------------------------------------------------------------------------
 // replies the host itself generates
 
-const REJECT_CODES: { readonly [W in Exclude<RejectWith, 'tcp-reset'>]: number } = {
-  'icmp-net-unreachable': 0,
-  'icmp-host-unreachable': 1,
-  'icmp-proto-unreachable': 2,
-  'icmp-port-unreachable': 3,
-  'icmp-net-prohibited': 9,
-  'icmp-host-prohibited': 10,
-  'icmp-admin-prohibited': 13,
-};
-
 function opposite(d: CtDir): CtDir {
   return d === 'original' ? 'reply' : 'original';
 }
@@ -866,7 +857,7 @@ function rejectReply(host: Host, pkt: Pkt, how: RejectWith, sk: SkbCt, rc: RunCt
     nested(rc, () => hostSend(host, rst, rc, a !== undefined ? { attach: a } : {}));
     return;
   }
-  icmpErrorTyped(host, pkt, ICMP_DEST_UNREACH, REJECT_CODES[how], sk, rc);
+  icmpErrorTyped(host, pkt, ICMP_DEST_UNREACH, REJECT_ICMP_CODE[how], sk, rc);
 }
 
 /** The RST answering `p`: RST with the peer's ACK number, or RST+ACK when `p` had no ACK. */

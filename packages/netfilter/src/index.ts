@@ -34,7 +34,7 @@ export type {
   TcpFlag,
   TcpFlagsMatch,
 } from './types.ts';
-export { BUILTIN_CHAINS, HOOKS, TABLE_NAMES } from './types.ts';
+export { BUILTIN_CHAINS, HOOKS, REJECT_ICMP_CODE, TABLE_NAMES } from './types.ts';
 export type {
   ConntrackView,
   EvalContext,

@@ -190,6 +190,17 @@ export type RejectWith =
   | 'icmp-admin-prohibited'
   | 'tcp-reset';
 
+/** The ICMP destination-unreachable code (type 3) each ICMP `--reject-with` answers with, as ipt_REJECT sends it. */
+export const REJECT_ICMP_CODE: { readonly [W in Exclude<RejectWith, 'tcp-reset'>]: number } = {
+  'icmp-net-unreachable': 0,
+  'icmp-host-unreachable': 1,
+  'icmp-proto-unreachable': 2,
+  'icmp-port-unreachable': 3,
+  'icmp-net-prohibited': 9,
+  'icmp-host-prohibited': 10,
+  'icmp-admin-prohibited': 13,
+};
+
 /** The target (`-j`/`-g`). `jump` and `goto` name a user chain. */
 export type Target =
   | { readonly kind: 'ACCEPT' }
