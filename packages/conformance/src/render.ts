@@ -7,7 +7,7 @@
 import {
   BUILTIN_CHAINS,
   formatCidr,
-  formatIpv4,
+  formatNatRange,
   type AddrMatch,
   type AddrTypeSel,
   type IfaceMatch,
@@ -115,13 +115,7 @@ function match(m: Match): string[] {
 
 function natRange(r: NatRange | undefined): string {
   if (r === undefined) throw new Error('render: NAT target without a range');
-  let s = r.minIp === undefined ? '' : formatIpv4(r.minIp);
-  if (r.maxIp !== undefined && r.maxIp !== r.minIp) s += `-${formatIpv4(r.maxIp)}`;
-  if (r.minPort !== undefined) {
-    s += `:${r.minPort}`;
-    if (r.maxPort !== undefined && r.maxPort !== r.minPort) s += `-${r.maxPort}`;
-  }
-  return s;
+  return formatNatRange(r);
 }
 
 function target(t: Target): string[] {

@@ -51,6 +51,7 @@ export type {
   Verdict,
 } from './evalTypes.ts';
 export { makePacket, type PacketInit } from './packet.ts';
+export { formatNatRange } from './targets.ts';
 export { compile, type CompileOptions, type CompiledRuleset } from './compile.ts';
 export { evaluateHook, evaluateTable, HOOK_TABLES, MAX_CHAIN_LEVEL, rewriteToRangeStart } from './evaluate.ts';
 export { createEvalState, probabilityThreshold31, seededRandom31, splitmix32, STATISTIC_SCALE } from './statistic.ts';

@@ -143,6 +143,7 @@ function parseNatRange(text: string, env: ParseEnv, argIndex: number): NatRange 
   return range;
 }
 
+/** A NAT range as `--to-destination`/`--to-source` print it: `a.b.c.d[-e.f.g.h][:port[-port]]`. */
 export function formatNatRange(r: NatRange): string {
   let s = '';
   if (r.minIp !== undefined) {

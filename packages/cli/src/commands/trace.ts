@@ -9,7 +9,7 @@ import {
   compile,
   createEvalState,
   evaluateHook,
-  formatIpv4,
+  formatNatRange,
   formatRuleSpec,
   HOOKS,
   ipsetLookup,
@@ -140,14 +140,7 @@ function hex(n: number): string {
 }
 
 function rangeText(r: NatRange | undefined): string {
-  if (r === undefined) return '';
-  let s = r.minIp === undefined ? '' : formatIpv4(r.minIp);
-  if (r.maxIp !== undefined && r.maxIp !== r.minIp) s += `-${formatIpv4(r.maxIp)}`;
-  if (r.minPort !== undefined) {
-    s += `:${r.minPort}`;
-    if (r.maxPort !== undefined && r.maxPort !== r.minPort) s += `-${r.maxPort}`;
-  }
-  return s;
+  return r === undefined ? '' : formatNatRange(r);
 }
 
 /** The NAT request as JSON: addresses as text, the range in iptables' own notation. */
