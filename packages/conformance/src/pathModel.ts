@@ -130,8 +130,28 @@ export function changesTuple(before: Packet, after: Packet): boolean {
   return before.src !== after.src || before.dst !== after.dst || before.sport !== after.sport || before.dport !== after.dport;
 }
 
-function packetLength(p: PacketSpec): number {
-  return 20 + (p.proto === PROTO_TCP ? 20 : 12);
+/**
+ * The injection's first packet as netfilter sees it where it enters the node: the fields its
+ * protocol has (ports for TCP/UDP, flags for TCP, type and code for ICMP), the ingress interface
+ * of the peer it comes from, the mark a local sender sets.
+ */
+export function injectedPacket(inj: Injection, topology: Topology): Packet {
+  const p = inj.packet;
+  return {
+    src: p.src,
+    dst: p.dst,
+    proto: p.proto,
+    sport: p.proto === PROTO_ICMP ? 0 : p.sport,
+    dport: p.proto === PROTO_ICMP ? 0 : p.dport,
+    tcpFlags: p.proto === PROTO_TCP ? p.tcpFlags : 0,
+    icmpType: p.proto === PROTO_ICMP ? p.icmpType : 0,
+    icmpCode: p.proto === PROTO_ICMP ? p.icmpCode : 0,
+    inIface: inj.kind === 'ingress' ? ifaceOfPeer(topology, inj.peer).name : null,
+    outIface: null,
+    mark: inj.kind === 'local' ? inj.mark >>> 0 : 0,
+    lengthBytes: 20 + (p.proto === PROTO_TCP ? 20 : 12),
+    fragment: false,
+  };
 }
 
 /**
@@ -185,21 +205,7 @@ class Walker {
   run(inj: Injection): Prediction {
     const spec = inj.packet;
     const first = firstPacketConntrack(spec);
-    const base: Packet = {
-      src: spec.src,
-      dst: spec.dst,
-      proto: spec.proto,
-      sport: spec.proto === PROTO_ICMP ? 0 : spec.sport,
-      dport: spec.proto === PROTO_ICMP ? 0 : spec.dport,
-      tcpFlags: spec.proto === PROTO_TCP ? spec.tcpFlags : 0,
-      icmpType: spec.proto === PROTO_ICMP ? spec.icmpType : 0,
-      icmpCode: spec.proto === PROTO_ICMP ? spec.icmpCode : 0,
-      inIface: null,
-      outIface: null,
-      mark: inj.kind === 'local' ? inj.mark >>> 0 : 0,
-      lengthBytes: packetLength(spec),
-      fragment: false,
-    };
+    const base = injectedPacket(inj, this.topology);
     let view: ConntrackView = { state: first.state, dnat: false, snat: false, ctmark: 0 };
     let pkt: Packet;
     let inIface: string | null;

@@ -19,11 +19,12 @@ import { nfCaseArb, PROFILES, type NfCase, type Profile } from './generate.ts';
 import type { Injection, Lab, Sysctls } from './lab.ts';
 import { UDP_LISTEN_PORTS } from './lab.ts';
 import { counterKey, describeConntrack, describeEgress, diffOutcomes, fromKernel, sortKeys, type Outcome } from './outcome.ts';
+import { injectedPacket } from './pathModel.ts';
 import { PROTO_ICMP, PROTO_TCP, PROTO_UDP, TCP, type PacketSpec, type ParsedIpv4 } from './packet.ts';
 import { KNOWN_DISAGREEMENTS } from './known.ts';
 import { parseConntrack } from './readback.ts';
 import { renderRestore } from './render.ts';
-import { ifaceByName, ifaceOfPeer, PEERS, type PeerName, type Topology } from './topology.ts';
+import { ifaceByName, PEERS, type PeerName, type Topology } from './topology.ts';
 
 /** rp_filter values of a case: `conf/all` and each node interface (0 off, 1 strict, 2 loose). */
 export interface RpFilter {
@@ -89,23 +90,7 @@ export function buildNetsimHost(topology: Topology, rp: RpFilter, c: NfCase, pin
 }
 
 function nfPacketOf(inj: Injection, topology: Topology): HostPacket {
-  const p = inj.packet;
-  return {
-    icmpId: p.proto === PROTO_ICMP ? p.icmpId : 0,
-    src: p.src,
-    dst: p.dst,
-    proto: p.proto,
-    sport: p.proto === PROTO_ICMP ? 0 : p.sport,
-    dport: p.proto === PROTO_ICMP ? 0 : p.dport,
-    tcpFlags: p.proto === PROTO_TCP ? p.tcpFlags : 0,
-    icmpType: p.proto === PROTO_ICMP ? p.icmpType : 0,
-    icmpCode: p.proto === PROTO_ICMP ? p.icmpCode : 0,
-    inIface: inj.kind === 'ingress' ? ifaceOfPeer(topology, inj.peer).name : null,
-    outIface: null,
-    mark: inj.kind === 'local' ? inj.mark >>> 0 : 0,
-    lengthBytes: 20 + (p.proto === PROTO_TCP ? 20 : 12),
-    fragment: false,
-  };
+  return { ...injectedPacket(inj, topology), icmpId: inj.packet.proto === PROTO_ICMP ? inj.packet.icmpId : 0 };
 }
 
 const ICMP_NAMES: { readonly [name: string]: readonly [number, number] } = {
