@@ -35,7 +35,7 @@ export class AtomicFifo<T extends KubeObject> implements InformerQueue<T> {
 
   replace(list: readonly T[]): void {
     this.items.push({ batch: { type: 'ReplacedAll', objects: list } });
-    this.initial.replaced(() => this.items.length);
+    this.initial.replaced(this.items.length);
   }
 
   resync(): void {

@@ -85,7 +85,7 @@ export class DeltaFifo<T extends KubeObject> implements InformerQueue<T> {
       queuedDeletions++;
       this.queueAction('Deleted', tombstone(k, obj));
     }
-    this.initial.replaced(() => keys.size + queuedDeletions);
+    this.initial.replaced(keys.size + queuedDeletions);
   }
 
   resync(): void {

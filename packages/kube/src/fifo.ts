@@ -124,11 +124,11 @@ export class InitialPopulation {
     this.check();
   }
 
-  /** A `Replace` finished; the first one makes `count()` items (read then) the initial population. */
-  replaced(count: () => number): void {
+  /** A `Replace` finished; the first one makes its `count` queued items the initial population. */
+  replaced(count: number): void {
     if (this.populated) return;
     this.populated = true;
-    this.remaining = count();
+    this.remaining = count;
     this.check();
   }
 

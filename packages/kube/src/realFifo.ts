@@ -72,7 +72,7 @@ export class RealFifo<T extends KubeObject> implements InformerQueue<T> {
       this.append('Deleted', tombstone(k, obj));
     }
     for (const obj of list) this.append('Replaced', obj);
-    this.initial.replaced(() => this.items.length);
+    this.initial.replaced(this.items.length);
   }
 
   resync(): void {

@@ -22,7 +22,7 @@ describe('InitialPopulation', () => {
   it('should sync only after the first list has been popped item by item', () => {
     const p = new InitialPopulation();
     expect(p.synced).toBe(false);
-    p.replaced(() => 2);
+    p.replaced(2);
     expect(p.synced).toBe(false);
     p.popped();
     expect(p.synced).toBe(false);
@@ -32,13 +32,13 @@ describe('InitialPopulation', () => {
 
   it('should count only the first list, and sync at once when events came before any list', () => {
     const later = new InitialPopulation();
-    later.replaced(() => 0);
+    later.replaced(0);
     expect(later.synced).toBe(true);
-    later.replaced(() => 5);
+    later.replaced(5);
     expect(later.synced).toBe(true);
     const early = new InitialPopulation();
     early.touched();
-    early.replaced(() => 3);
+    early.replaced(3);
     expect(early.synced).toBe(true);
   });
 });
