@@ -44,7 +44,7 @@ export interface DraftChain {
 
 export type RuleOp = 'RULE_APPEND' | 'RULE_INSERT' | 'RULE_REPLACE';
 
-const ZERO: Counters = { packets: 0, bytes: 0 };
+export const ZERO: Counters = { packets: 0, bytes: 0 };
 /**
  * The rules of a new chain and the jumps of one without any: one empty array for all (a dump
  * declares tens of thousands of chains). Never written to: a chain holding it is not `owned`,
@@ -60,8 +60,8 @@ function jumpTarget(rule: Rule): string | undefined {
   return t !== undefined && (t.kind === 'jump' || t.kind === 'goto') ? t.chain : undefined;
 }
 
-const HOOK_BIT: Readonly<Record<string, number>> = { PREROUTING: 1, INPUT: 2, FORWARD: 4, OUTPUT: 8, POSTROUTING: 16 };
-const ALL_HOOKS = 31;
+export const HOOK_BIT: Readonly<Record<string, number>> = { PREROUTING: 1, INPUT: 2, FORWARD: 4, OUTPUT: 8, POSTROUTING: 16 };
+export const ALL_HOOKS = 31;
 
 /**
  * Hooks of targets netsim keeps verbatim that the kernel limits: CLASSIFY, and TCPMSS's path-MTU
@@ -76,7 +76,7 @@ function unknownTargetHooks(t: Extract<Target, { kind: 'unknown' }>): readonly H
 }
 
 /** Hooks a rule may run from, when its target or a match limits them. */
-function ruleHooks(rule: Rule): readonly Hook[] | undefined {
+export function ruleHooks(rule: Rule): readonly Hook[] | undefined {
   const target = rule.target;
   const kind = target?.kind;
   let hooks: readonly Hook[] | undefined =

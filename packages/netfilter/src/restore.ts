@@ -58,8 +58,8 @@ function bareFailure(message: string): Failure {
   return new Failure('other', message);
 }
 
-/** Parses `[packets:bytes]`; undefined when malformed. */
-function parseCounterPair(text: string): Counters | undefined {
+/** @internal Parses `[packets:bytes]`; undefined when malformed. */
+export function parseCounterPair(text: string): Counters | undefined {
   const m = /^\[([0-9]+):([0-9]+)\]$/.exec(text);
   if (m === null) return undefined;
   const packets = Number(m[1]);

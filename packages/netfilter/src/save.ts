@@ -17,6 +17,7 @@ import { chainOrder } from './listing.ts';
 import { restoreForParse } from './restore.ts';
 import { freshRuleset } from './ruleset.ts';
 import { ruleSpecWords } from './ruleSpec.ts';
+import { buildSave } from './saveBuilder.ts';
 import type { Ruleset, TableName } from './types.ts';
 
 /** The order `iptables-save` prints tables in (iptables-nft's table list, security aside). */
@@ -38,7 +39,22 @@ export interface ParseSaveOptions {
  * r.tables.filter.chains.INPUT?.policy // 'DROP'
  */
 export function parseSave(text: string, opts: ParseSaveOptions = {}): Ruleset {
-  return restoreForParse(freshRuleset(), text, { counters: true, ...(opts.file !== undefined && { file: opts.file }) });
+  return readSave(text, opts, true);
+}
+
+/**
+ * @internal
+ * {@link parseSave}, with (`fast`) or without its fast paths: a dump in the canonical form built
+ * directly (src/saveBuilder.ts), else the restore engine with or without its fast reader of rule
+ * lines. Without them, the restore engine's general path alone is the reference they are tested
+ * against.
+ */
+export function readSave(text: string, opts: ParseSaveOptions, fast: boolean): Ruleset {
+  if (fast) {
+    const built = buildSave(text);
+    if (built !== undefined) return built;
+  }
+  return restoreForParse(freshRuleset(), text, { counters: true, ...(opts.file !== undefined && { file: opts.file }) }, fast);
 }
 
 export interface FormatSaveOptions {

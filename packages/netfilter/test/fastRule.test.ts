@@ -2,13 +2,14 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { exec, formatSave, freshRuleset, isNetfilterError, parseSave, type NetfilterError, type Ruleset } from '../src/index.ts';
 import { FastRuleReader, type JumpResolver } from '../src/fastRule.ts';
-import { restoreForParse, tryRestoreWith, type RestoreOptions } from '../src/restore.ts';
+import { tryRestoreWith, type RestoreOptions } from '../src/restore.ts';
+import { readSave } from '../src/save.ts';
 import { kubeProxyDump, rulesetArbitrary } from '../src/testing/index.ts';
 import { fixture, saveFixtureNames } from './fixtures.ts';
 
-// The fast reader of canonical rule lines (src/fastRule.ts) must be invisible: with it and
-// without it (the general parser alone, the reference), parseSave and restore give deep-equal
-// rulesets and identical errors. NETSIM_PROPERTY_RUNS raises the generated cases for a long
+// The fast reader of canonical rule lines (src/fastRule.ts) and the builder of canonical dumps
+// (src/saveBuilder.ts) must be invisible: with them and without them (the general parser alone,
+// the reference), parseSave and restore give deep-equal rulesets and identical errors. NETSIM_PROPERTY_RUNS raises the generated cases for a long
 // campaign; the default run stays within seconds.
 const runs = Number(process.env['NETSIM_PROPERTY_RUNS'] ?? 100);
 const timeout = Math.max(60_000, runs * 300);
@@ -31,10 +32,10 @@ function errorFacts(e: NetfilterError): ErrorFacts {
   return { name: e.name, code: e.code, message: e.message, location: e.location, exitCode: e.exitCode, stderr: e.stderr };
 }
 
-/** parseSave's outcome, through the fast reader or the general parser alone. */
+/** parseSave's outcome, through its fast paths (the builder, the fast reader) or the general parser alone. */
 function parsed(text: string, fast: boolean): Outcome {
   try {
-    return { ruleset: restoreForParse(freshRuleset(), text, { counters: true, file: 'in.rules' }, fast) };
+    return { ruleset: readSave(text, { file: 'in.rules' }, fast) };
   } catch (e) {
     if (isNetfilterError(e)) return { error: errorFacts(e) };
     throw e;
