@@ -110,6 +110,9 @@ export class FastRuleReader {
   private readonly addrKeys = new Float64Array(ADDR_SLOTS).fill(-1);
   private readonly addrs: (AddrMatch | undefined)[] = new Array<AddrMatch | undefined>(ADDR_SLOTS).fill(undefined);
   private zeroCounters: Counters | undefined;
+  /** The target of the last `-j CHAIN` read, and the table that gave it. */
+  private lastJump: (Target & { readonly kind: 'jump' }) | undefined;
+  private lastJumpFrom: JumpResolver | undefined;
 
   /** Scratch results of the number readers. */
   private addr = 0;
@@ -488,16 +491,14 @@ export class FastRuleReader {
     let from = this.p;
     let to: number;
     let after: number;
+    // Whether the quoted text may hold a backslash (an escape, left to the general parser): a
+    // comment equal to the one before does not, any other is searched once it is a string.
+    let quoted = false;
     if (s.charCodeAt(from) === 34 /* " */) {
       from++;
-      to = from;
-      for (;;) {
-        if (to >= n) return undefined; // unterminated: the word takes the newline
-        const c = s.charCodeAt(to);
-        if (c === 34) break;
-        if (c === 92 /* \ */) return undefined;
-        to++;
-      }
+      to = s.indexOf('"', from);
+      if (to < 0 || to >= n) return undefined; // unterminated: the word takes the newline
+      quoted = true;
       after = to + 1;
       if (after < n && s.charCodeAt(after) !== 32) return undefined;
     } else {
@@ -513,6 +514,7 @@ export class FastRuleReader {
       if (s === this.commentIn ? FastRuleReader.same(s, this.commentAt, from, to - from) : s.startsWith(last.comment, from)) return last;
     }
     const text = s.slice(from, to);
+    if (quoted && text.includes('\\')) return undefined;
     const comment = truncateUtf8(text, COMMENT_MAX_BYTES);
     const m = { kind: 'comment' as const, comment };
     // Compared with the text as written, so only a comment kept whole is remembered.
@@ -635,13 +637,25 @@ export class FastRuleReader {
       this.next(end);
       return this.reject(proto, protoNegate);
     }
+    // The chain jumped to last (KUBE-MARK-MASQ, say, again and again): asked for by the name the
+    // table stores, compared in place, so no string is made and the table compares pointers.
+    const last = this.lastJump;
+    if (last !== undefined && this.lastJumpFrom === t && last.chain.length === len && s.startsWith(last.chain, p)) {
+      this.next(end);
+      return t.jumpTo(last.chain, false);
+    }
     const name = s.slice(p, end);
     // Other target extensions (and chains named like one) are left to the general parser.
     if (!targetNamesAreCapitals || this.capitals(p, end)) {
       if (targetModule(name) !== undefined || IPTABLES_TARGET_NAMES.has(name)) return undefined;
     }
     this.next(end);
-    return t.jumpTo(name, false);
+    const target = t.jumpTo(name, false);
+    if (target?.kind === 'jump') {
+      this.lastJump = target;
+      this.lastJumpFrom = t;
+    }
+    return target;
   }
 
   /** Whether `s[from, to)` is all capitals, as every target extension's name is. */
