@@ -28,6 +28,8 @@ import type { AddrMatch, Counters, IfaceMatch, Ipv4, Match, NatRange, PortMatch,
 export interface JumpResolver {
   /** The shared `-j`/`-g` target for an existing user chain, else undefined (`CommandEnv.jumpTo`). */
   jumpTo(name: string, isGoto: boolean): Target | undefined;
+  /** Optionally, {@link jumpTo} for `-j` with the name read in place: `s[from, to)`. */
+  jumpAt?(s: string, from: number, to: number): Target | undefined;
 }
 
 type MutableRule = { -readonly [K in keyof Rule]: Rule[K] };
@@ -644,13 +646,13 @@ export class FastRuleReader {
       this.next(end);
       return t.jumpTo(last.chain, false);
     }
-    const name = s.slice(p, end);
     // Other target extensions (and chains named like one) are left to the general parser.
     if (!targetNamesAreCapitals || this.capitals(p, end)) {
+      const name = s.slice(p, end);
       if (targetModule(name) !== undefined || IPTABLES_TARGET_NAMES.has(name)) return undefined;
     }
     this.next(end);
-    const target = t.jumpTo(name, false);
+    const target = t.jumpAt !== undefined ? t.jumpAt(s, p, end) : t.jumpTo(s.slice(p, end), false);
     if (target?.kind === 'jump') {
       this.lastJump = target;
       this.lastJumpFrom = t;

@@ -31,7 +31,15 @@ import { BUILTIN_CHAINS, type Chain, type Counters, type Policy, type Rule, type
 class TableBuilder implements JumpResolver {
   readonly reader = new FastRuleReader();
   private readonly names: string[] = [];
-  private readonly numbers = new Map<string, number>();
+  /**
+   * Chain numbers by a 30-bit hash of the name (a small integer: cheap to hash and compare, and
+   * computed where the name is read, without making a string), -1 for a hash several names
+   * share; those names are in `shared`. A lookup compares the name it finds with the text.
+   */
+  private readonly byHash = new Map<number, number>();
+  private shared: Map<string, number> | undefined;
+  /** A chain was declared twice (the reference flushes it): left to the reference. */
+  private twice = false;
   private readonly builtins: number;
   private readonly policies: Policy[] = [];
   private readonly counters: Counters[] = [];
@@ -68,7 +76,18 @@ class TableBuilder implements JumpResolver {
   private add(name: string): number {
     const k = this.names.length;
     this.names.push(name);
-    this.numbers.set(name, k);
+    const h = nameHash(name, 0, name.length);
+    const had = this.byHash.get(h);
+    if (had === undefined) this.byHash.set(h, k);
+    else {
+      const shared = (this.shared ??= new Map());
+      if (had >= 0) {
+        shared.set(this.names[had] as string, had);
+        this.byHash.set(h, -1);
+      }
+      if (shared.has(name)) this.twice = true;
+      shared.set(name, k);
+    }
     this.rules.push(undefined);
     this.grown.push(false);
     this.allowed.push(ALL_HOOKS);
@@ -89,16 +108,36 @@ class TableBuilder implements JumpResolver {
 
   /** A built-in chain line's policy and counters. */
   policy(name: string, policy: Policy, counters: Counters): void {
-    const k = this.numbers.get(name) as number;
+    const k = this.numberOf(name, 0, name.length) as number;
     this.policies[k] = policy;
     this.counters[k] = counters;
     this.created = true;
   }
 
+  /** The number of the chain named `s[from, to)`, if there is one. */
+  private numberOf(s: string, from: number, to: number): number | undefined {
+    const k = this.byHash.get(nameHash(s, from, to));
+    if (k === undefined) return undefined;
+    if (k >= 0) {
+      const name = this.names[k] as string;
+      return name.length === to - from && s.startsWith(name, from) ? k : undefined;
+    }
+    return this.shared?.get(from === 0 && to === s.length ? s : s.slice(from, to));
+  }
+
+  jumpAt(s: string, from: number, to: number): Target | undefined {
+    const k = this.numberOf(s, from, to);
+    if (k === undefined || k < this.builtins) return undefined;
+    this.resolved = k;
+    this.lastJump = k;
+    const chain = this.names[k] as string;
+    return (this.jumpTargets[k] ??= Object.freeze({ kind: 'jump', chain }));
+  }
+
   jumpTo(name: string, isGoto: boolean): Target | undefined {
     let k = this.lastJump;
     if (k < 0 || this.names[k] !== name) {
-      const found = this.numbers.get(name);
+      const found = this.numberOf(name, 0, name.length);
       if (found === undefined || found < this.builtins) return undefined;
       k = found;
       this.lastJump = k;
@@ -134,7 +173,7 @@ class TableBuilder implements JumpResolver {
       mode: 'restore',
       table: this.name,
       userChain: (_table, name) => {
-        const k = this.numbers.get(name);
+        const k = this.numberOf(name, 0, name.length);
         return k === undefined || k < this.builtins ? undefined : this.names[k];
       },
       jumpTo: (_table, name, isGoto) => this.jumpTo(name, isGoto),
@@ -165,7 +204,7 @@ class TableBuilder implements JumpResolver {
     let k = this.current;
     if (k < 0 || this.names[k] !== chain) {
       const next = k + 1;
-      const found = next < this.names.length && this.names[next] === chain ? next : this.numbers.get(chain);
+      const found = next < this.names.length && this.names[next] === chain ? next : this.numberOf(chain, 0, chain.length);
       if (found === undefined) return false;
       this.flush();
       k = this.current = found;
@@ -179,7 +218,7 @@ class TableBuilder implements JumpResolver {
       }
       if (kind === 'jump' || kind === 'goto') {
         const r = this.resolved;
-        const to = r >= 0 && this.names[r] === target.chain ? r : this.numbers.get(target.chain);
+        const to = r >= 0 && this.names[r] === target.chain ? r : this.numberOf(target.chain, 0, target.chain.length);
         if (to === undefined) return false;
         this.edgeFrom.push(k);
         this.edgeTo.push(to);
@@ -286,7 +325,7 @@ class TableBuilder implements JumpResolver {
   /** The committed table, or undefined when the kernel's checks refuse it. */
   table(): Table | undefined {
     this.flush();
-    if (this.numbers.size !== this.names.length || !this.valid()) return undefined;
+    if (this.twice || !this.valid()) return undefined;
     const chains: { [name: string]: Chain } = {};
     const n = this.names.length;
     for (let k = 0; k < n; k++) {
@@ -298,6 +337,13 @@ class TableBuilder implements JumpResolver {
     const absent = !this.created && n === this.builtins;
     return absent ? { name: this.name, absent: true, chains } : { name: this.name, chains };
   }
+}
+
+/** @internal FNV-1a over the UTF-16 code units of `s[from, to)`, to 30 bits (a small integer). */
+export function nameHash(s: string, from: number, to: number): number {
+  let h = 0x811c9dc5 | 0;
+  for (let i = from; i < to; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h & 0x3fffffff;
 }
 
 /** The end of the first blank-separated word of `text[from, end)` (a space or a tab ends it). */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { formatSave, isNetfilterError, parseSave, type Ruleset } from '../src/index.ts';
 import { readSave } from '../src/save.ts';
-import { buildSave } from '../src/saveBuilder.ts';
+import { buildSave, nameHash } from '../src/saveBuilder.ts';
 import { kubeProxyDump, rulesetArbitrary } from '../src/testing/index.ts';
 import { fixture, saveFixtureNames } from './fixtures.ts';
 
@@ -94,6 +94,34 @@ describe('builder of canonical iptables-save dumps', () => {
     for (const text of cases) expect(expectInvisible(text), text).toBeDefined();
     // An empty block leaves the table absent, as the reference does.
     expect(buildSave('*nat\nCOMMIT\n')?.tables.nat.absent).toBe(true);
+  });
+
+  it('should tell apart chains whose names hash alike, and find one declared twice among them', () => {
+    // Two chain names with the same 30-bit hash, found by trying names in order.
+    const seen = new Map<number, string>();
+    let pair: [string, string] | undefined;
+    for (let i = 0; pair === undefined; i++) {
+      const name = `KUBE-SEP-${i.toString(36).toUpperCase()}`;
+      const h = nameHash(name, 0, name.length);
+      const other = seen.get(h);
+      if (other !== undefined) pair = [other, name];
+      else seen.set(h, name);
+    }
+    const [a, b] = pair;
+    expect(nameHash(a, 0, a.length)).toBe(nameHash(b, 0, b.length));
+    const text = `*nat\n:PREROUTING ACCEPT [0:0]\n:${a} - [0:0]\n:${b} - [0:0]\n:KUBE-X - [0:0]\n-A PREROUTING -j ${b}\n-A PREROUTING -j ${a}\n-A ${a} -j KUBE-X\n-A ${b} -j RETURN\n-A KUBE-X -j ${b}\nCOMMIT\n`;
+    const built = expectInvisible(text);
+    expect(built?.tables.nat.chains[a]?.rules[0]?.target).toStrictEqual({ kind: 'jump', chain: 'KUBE-X' });
+    expect(built?.tables.nat.chains['KUBE-X']?.rules[0]?.target).toStrictEqual({ kind: 'jump', chain: b });
+    expect(built?.tables.nat.chains.PREROUTING?.rules.map((r) => r.target)).toStrictEqual([
+      { kind: 'jump', chain: b },
+      { kind: 'jump', chain: a },
+    ]);
+    // A loop through the pair is still found, and a second declaration still declines.
+    expect(buildSave(text.replace(`-A ${b} -j RETURN`, `-A ${b} -j ${a}`).replace(`-A KUBE-X -j ${b}`, `-A KUBE-X -j RETURN`))).toBeDefined();
+    expect(buildSave(text.replace(`-A ${b} -j RETURN`, `-A ${b} -j KUBE-X`))).toBeUndefined();
+    expect(buildSave(text.replace(':KUBE-X - [0:0]', `:KUBE-X - [0:0]\n:${a} - [0:0]`))).toBeUndefined();
+    expectInvisible(text.replace(':KUBE-X - [0:0]', `:KUBE-X - [0:0]\n:${a} - [0:0]`));
   });
 
   it('should agree with the reference on dumps with lines deleted, duplicated, swapped or jumps added', () => {
