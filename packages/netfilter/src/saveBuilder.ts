@@ -80,7 +80,7 @@ class TableBuilder implements JumpResolver {
     const had = this.byHash.get(h);
     if (had === undefined) this.byHash.set(h, k);
     else {
-      const shared = (this.shared ??= new Map());
+      const shared = (this.shared ??= new Map<string, number>());
       if (had >= 0) {
         shared.set(this.names[had] as string, had);
         this.byHash.set(h, -1);
