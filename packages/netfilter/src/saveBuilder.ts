@@ -27,6 +27,15 @@ import { targetModule } from './targets.ts';
 import { splitInto } from './tokenize.ts';
 import { BUILTIN_CHAINS, type Chain, type Counters, type Policy, type Rule, type Ruleset, type Table, type TableName, type Target } from './types.ts';
 
+/** The target kinds {@link TableBuilder.append} takes as allowed everywhere, as they are. */
+const PLAIN_TARGETS_UNLIMITED = ['jump', 'goto', 'ACCEPT', 'DROP', 'RETURN'].every((kind) => targetModule(kind) === undefined);
+
+function hasAddrtype(rule: Rule): boolean {
+  const matches = rule.matches;
+  for (let k = 0; k < matches.length; k++) if ((matches[k] as Rule['matches'][number]).kind === 'addrtype') return true;
+  return false;
+}
+
 /** One `*table … COMMIT` block being built. Chain numbers: built-in chains first, in hook order. */
 class TableBuilder implements JumpResolver {
   readonly reader = new FastRuleReader();
@@ -210,9 +219,14 @@ class TableBuilder implements JumpResolver {
       k = this.current = found;
     }
     const target = rule.target;
+    // Jumps and verdicts are allowed in every table and hook; so is a rule without a target
+    // (checked once below: no target module is registered under these names).
+    let limited = false;
     if (target !== undefined) {
       const kind = target.kind;
-      if (rule.matches.length > 0 || (kind !== 'ACCEPT' && kind !== 'DROP' && kind !== 'RETURN')) {
+      const plain = kind === 'jump' || kind === 'goto' || kind === 'ACCEPT' || kind === 'DROP' || kind === 'RETURN';
+      if (!(plain && PLAIN_TARGETS_UNLIMITED)) {
+        limited = true;
         const tables = targetModule(kind)?.tables;
         if (tables !== undefined && !tables.includes(this.name)) return false;
       }
@@ -224,7 +238,8 @@ class TableBuilder implements JumpResolver {
         this.edgeTo.push(to);
       }
     }
-    const hooks = ruleHooks(rule);
+    // ruleHooks: the target's hooks and addrtype's --limit-iface-in/out.
+    const hooks = limited || hasAddrtype(rule) ? ruleHooks(rule) : undefined;
     if (hooks !== undefined) {
       let mask = 0;
       for (const h of hooks) mask |= HOOK_BIT[h] ?? 0;
