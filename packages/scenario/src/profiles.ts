@@ -21,15 +21,18 @@ const NPL_PORTS: readonly PortSpec[] = [8080, 8081, 8082].map((port) => ({ port,
 
 /**
  * Antrea programs a rule for every integer targetPort of a selecting Service, declared by the Pod
- * or not; "no stale DNAT" wants a declared port. Every generated Pod declares all the Service's
- * target ports, so the profile finds the incident's flaws rather than that difference.
+ * or not; "no stale DNAT" wants a declared port. Every generated Pod (created or scaled up)
+ * declares all the Service's target ports, so the profile finds the incident's flaws rather than
+ * that difference.
  */
 function withAllNplPorts(s: SimScenario): SimScenario {
   const pod = (p: PodSpec): PodSpec => ({ ...p, ports: [...NPL_PORTS] });
   return {
     ...s,
     cluster: { ...s.cluster, ...(s.cluster.pods !== undefined ? { pods: s.cluster.pods.map(pod) } : {}) },
-    timeline: s.timeline.map((t) => (t.action.kind === 'pod.create' ? { ...t, action: { ...t.action, pod: pod(t.action.pod) } } : t)),
+    timeline: s.timeline.map((t) =>
+      t.action.kind === 'pod.create' ? { ...t, action: { ...t.action, pod: pod(t.action.pod) } } : t.action.kind === 'workload.scale' ? { ...t, action: { ...t.action, ports: [...NPL_PORTS] } } : t,
+    ),
   };
 }
 
@@ -55,7 +58,7 @@ export const FUZZ_PROFILES: { readonly [family: string]: FuzzProfile } = {
         services: [{ name: 'web', selector: { app: 'web' }, ports: NPL_PORTS.map((p, i) => ({ name: `p${i}`, port: 80 + i, targetPort: p.port, protocol: p.protocol })), annotations: { [`${NPL_ANNOTATION}/enabled`]: 'true' } }],
       },
       pods: { poolSize: 3, maxPorts: 1 },
-      timeline: { kinds: [...POD_CHURN, ...WATCH_FAULTS, ...RESTARTS], maxActions: 8 },
+      timeline: { kinds: [...POD_CHURN, ...WATCH_FAULTS, ...RESTARTS, 'workload.scale'], maxActions: 8 },
       horizonMs: 20_000,
       settleMs: 3000,
     },
@@ -69,7 +72,7 @@ export const FUZZ_PROFILES: { readonly [family: string]: FuzzProfile } = {
     scenarios: {
       cluster: { nodes: { min: 1, max: 2 }, initialPods: 2 },
       pods: { poolSize: 3, maxPorts: 1 },
-      timeline: { kinds: [...POD_CHURN, ...RESTARTS], maxActions: 6 },
+      timeline: { kinds: [...POD_CHURN, ...RESTARTS, 'workload.scale'], maxActions: 6 },
       horizonMs: 30_000,
       settleMs: 3000,
     },
@@ -88,7 +91,7 @@ export const FUZZ_PROFILES: { readonly [family: string]: FuzzProfile } = {
         ],
       },
       pods: { poolSize: 3, maxPorts: 1, ports: [{ port: 8080, protocol: 'TCP' }] },
-      timeline: { kinds: [...POD_CHURN, ...WATCH_FAULTS, ...RESTARTS], maxActions: 6 },
+      timeline: { kinds: [...POD_CHURN, ...WATCH_FAULTS, ...RESTARTS, 'workload.scale'], maxActions: 6 },
       probes: [{ kind: 'nodeport-health', service: 'web', everyMs: 1000 }],
       horizonMs: 20_000,
       settleMs: 3000,
