@@ -130,9 +130,9 @@ function builtin(e: TraceEvent): RenderedLine | undefined {
       return storyLine(text);
     }
     case 'fault.agent.crash':
-      return storyLine(`fault: the agent on ${str(e['node'])} is killed (restarts ${str(e['restartAfterMs'])}ms later)`);
+      return storyLine(`fault: ${e['agent'] !== undefined ? str(e['agent']) : `the agent on ${str(e['node'])}`} is killed (restarts ${str(e['restartAfterMs'])}ms later)`);
     case 'fault.agent.restart':
-      return storyLine(`fault: the agent on ${str(e['node'])} is restarted gracefully (down ${str(e['downMs'])}ms after it exits)`);
+      return storyLine(`fault: ${e['agent'] !== undefined ? str(e['agent']) : `the agent on ${str(e['node'])}`} is restarted gracefully (down ${str(e['downMs'])}ms after it exits)`);
     case 'fault.watch.gap':
       return storyLine(`fault: watches ${e['node'] !== undefined ? `on ${str(e['node'])} ` : ''}lose every event for ${str(e['durationMs'])}ms, then break (410)`);
     case 'fault.watch.reset':

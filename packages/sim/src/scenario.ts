@@ -146,10 +146,14 @@ export type Action =
   | { readonly kind: 'service.create'; readonly service: ServiceSpec }
   | { readonly kind: 'service.update'; readonly service: ServiceSpec }
   | { readonly kind: 'service.delete'; readonly namespace?: string; readonly name: string }
-  /** The agent on `node` dies at once (SIGKILL, OOM) and starts again `restartAfterMs` later. */
-  | { readonly kind: 'agent.crash'; readonly node: string; readonly restartAfterMs: number }
-  /** The agent on `node` gets SIGTERM (its shutdown code runs), exits, and starts again `downMs` after exiting. */
-  | { readonly kind: 'agent.restart'; readonly node: string; readonly graceMs?: number; readonly downMs: number }
+  /**
+   * The agent on `node` (the controller under test's, or with `agent` the one of that controller
+   * name: `kube-proxy` for `node-1/kube-proxy`) dies at once (SIGKILL, OOM) and starts again
+   * `restartAfterMs` later.
+   */
+  | { readonly kind: 'agent.crash'; readonly node: string; readonly agent?: string; readonly restartAfterMs: number }
+  /** The agent on `node` (as for agent.crash) gets SIGTERM (its shutdown code runs), exits, and starts again `downMs` after exiting. */
+  | { readonly kind: 'agent.restart'; readonly node: string; readonly agent?: string; readonly graceMs?: number; readonly downMs: number }
   /** The watches of the agents' informers (on `node`, or everywhere) lose every event for `durationMs`, then relist. */
   | { readonly kind: 'watch.gap'; readonly node?: string; readonly durationMs: number }
   /** The watches break now with 410 Gone: the informers relist after their backoff. */
@@ -208,6 +212,12 @@ export interface SimScenario {
   readonly cluster: ClusterSpec;
   /** The controller under test, by registry name, deployed on every node; options are passed to its factory. */
   readonly controller: { readonly name: string; readonly options?: JsonObject };
+  /**
+   * Other controllers, by registry name, each an agent of its own on every node beside the one
+   * under test (kube-proxy next to flannel): `runScenario` resolves them into
+   * {@link WorldOptions.alongside}.
+   */
+  readonly alongside?: readonly { readonly name: string; readonly options?: JsonObject }[];
   readonly timeline: readonly TimedAction[];
   readonly probes?: readonly ProbeSpec[];
   /** The agents start at t=0; the run ends here. */
@@ -247,6 +257,9 @@ export function validateScenario(s: SimScenario): void {
     if (nodes.has(n.name)) fail(`cluster.nodes[${i}].name`, `duplicate node "${n.name}"`);
     nodes.add(n.name);
     if (n.controller !== undefined && n.controller.name === '') fail(`cluster.nodes[${i}].controller.name`, 'must name a controller');
+  });
+  (s.alongside ?? []).forEach((c, i) => {
+    if (c.name === '') fail(`alongside[${i}].name`, 'must name a controller');
   });
   (s.cluster.pods ?? []).forEach((p, i) => checkNode(`cluster.pods[${i}].node`, p.node, nodes));
   // The data plane's hosts: nodes, the built-in ones, and the scenario's.

@@ -58,6 +58,12 @@ export interface WorldOptions {
   readonly controller?: Controller<ControllerContext>;
   /** Per-node controllers, by node name, instead of {@link controller} there (different versions or variants on different nodes). */
   readonly controllers?: { readonly [node: string]: Controller<ControllerContext> };
+  /**
+   * Other controllers, each deployed as its own agent on every node beside the one under test
+   * (kube-proxy next to a CNI's masquerade agent): they share the node's rules and API server.
+   * Names must differ from the controller under test's and from each other's.
+   */
+  readonly alongside?: readonly Controller<ControllerContext>[];
   readonly invariants?: readonly InvariantSource[];
   readonly probes?: readonly ProbeSpec[];
   /**
@@ -85,7 +91,8 @@ interface NodeState {
   rules: RulesetStore;
   readonly faults: IptablesFaultState;
   readonly informers: Set<Informer<Kind>>;
-  agent: Agent<ControllerContext> | undefined;
+  /** The node's agents: the controller under test's first, then those running alongside it. */
+  readonly agents: Agent<ControllerContext>[];
 }
 
 const DEFAULT_NAMESPACE = 'default';
@@ -253,7 +260,7 @@ export class World {
       },
     });
     this.engine = engine;
-    engine.emit('sim.start', { format: TRACE_FORMAT_VERSION, seed: opts.seed, nodes: opts.cluster.nodes.map((n) => n.name), controller: opts.controller?.name ?? null });
+    engine.emit('sim.start', { format: TRACE_FORMAT_VERSION, seed: opts.seed, nodes: opts.cluster.nodes.map((n) => n.name), controller: opts.controller?.name ?? null, ...(opts.alongside !== undefined && opts.alongside.length > 0 ? { alongside: opts.alongside.map((c) => c.name) } : {}) });
     this.settleMs = opts.settleMs ?? 3000;
     if (!Number.isSafeInteger(this.settleMs) || this.settleMs < 0) throw new SimError('invalid-argument', `settleMs must be a non-negative integer, got ${String(this.settleMs)}`);
     const ids = new SeededIds(engine.streams.ids);
@@ -294,7 +301,7 @@ export class World {
       const node = api.create('Node', { metadata: { name: n.name }, status: { addresses: [{ type: 'InternalIP', address: ip }] } });
       const podCidr = node.spec.podCIDR ?? '';
       let cell = initial;
-      this.#nodes.set(n.name, { info: { name: n.name, ip, podCidr }, rules: { get() { return cell; }, set(r) { cell = r; } }, faults: noIptablesFaults(), informers: new Set(), agent: undefined });
+      this.#nodes.set(n.name, { info: { name: n.name, ip, podCidr }, rules: { get() { return cell; }, set(r) { cell = r; } }, faults: noIptablesFaults(), informers: new Set(), agents: [] });
       const ipamPolicy = opts.kubelet?.ipamPolicy ?? opts.cluster.ipamPolicy;
       const kubelet = new Kubelet(api, { nodeName: n.name, ...(opts.kubelet ?? {}), ...(ipamPolicy !== undefined ? { ipamPolicy } : {}), trace: kubeTrace });
       kubelet.start();
@@ -324,46 +331,56 @@ export class World {
     }
 
     for (const node of Object.keys(opts.controllers ?? {})) if (!this.#nodes.has(node)) throw new SimError('unknown-name', `controllers: no node "${node}" in the cluster`);
+    // One agent: a controller deployed on a node, with its own iptables handle and context.
+    const agentOn = (st: NodeState, controller: Controller<ControllerContext>): Agent<ControllerContext> => {
+      const node = st.info.name;
+      return new Agent<ControllerContext>(
+        engine,
+        node,
+        controller,
+        (base, proc) => {
+          // Every (re)start is a disruption: the new process starts blind and needs the settle time.
+          this.#disrupted();
+          const iptables = createIptablesHandle({
+            engine,
+            node,
+            agent: base.agent,
+            backend,
+            store: { get() { return st.rules.get(); }, set(r) { st.rules.set(r); } },
+            faults: st.faults,
+            ...(opts.iptables !== undefined ? { options: opts.iptables } : {}),
+          });
+          const conntrack = createConntrackHandle({ engine, node, agent: base.agent, table: () => this.#datapath?.host(node).conntrack });
+          return buildControllerContext(base, proc, {
+            engine,
+            api,
+            nodeInfo: st.info,
+            iptables,
+            conntrack,
+            queueMode: opts.cluster.queueMode ?? 'DeltaFIFO',
+            random: engine.streams.kube,
+            kubeLatencyMs: opts.kubeLatencyMs ?? 1,
+            kubeTrace,
+            onInformer(inf) {
+              st.informers.add(inf);
+              proc.onExit(() => st.informers.delete(inf));
+            },
+          });
+        },
+        opts.agent ?? {},
+      );
+    };
     {
       for (const st of this.#nodes.values()) {
         const node = st.info.name;
-        const controller = opts.controllers?.[node] ?? opts.controller;
-        if (controller === undefined) continue;
-        st.agent = new Agent<ControllerContext>(
-          engine,
-          node,
-          controller,
-          (base, proc) => {
-            // Every (re)start is a disruption: the new process starts blind and needs the settle time.
-            this.#disrupted();
-            const iptables = createIptablesHandle({
-              engine,
-              node,
-              agent: base.agent,
-              backend,
-              store: { get() { return st.rules.get(); }, set(r) { st.rules.set(r); } },
-              faults: st.faults,
-              ...(opts.iptables !== undefined ? { options: opts.iptables } : {}),
-            });
-            const conntrack = createConntrackHandle({ engine, node, agent: base.agent, table: () => this.#datapath?.host(node).conntrack });
-            return buildControllerContext(base, proc, {
-              engine,
-              api,
-              nodeInfo: st.info,
-              iptables,
-              conntrack,
-              queueMode: opts.cluster.queueMode ?? 'DeltaFIFO',
-              random: engine.streams.kube,
-              kubeLatencyMs: opts.kubeLatencyMs ?? 1,
-              kubeTrace,
-              onInformer(inf) {
-                st.informers.add(inf);
-                proc.onExit(() => st.informers.delete(inf));
-              },
-            });
-          },
-          opts.agent ?? {},
-        );
+        const main = opts.controllers?.[node] ?? opts.controller;
+        const controllers = [...(main !== undefined ? [main] : []), ...(opts.alongside ?? [])];
+        for (const controller of controllers) {
+          if (controllers.filter((c) => c.name === controller.name).length > 1) {
+            throw new SimError('invalid-argument', `node ${node}: two agents would be named "${node}/${controller.name}": controllers running alongside each other need different names`);
+          }
+        }
+        for (const controller of controllers) st.agents.push(agentOn(st, controller));
       }
     }
 
@@ -405,7 +422,7 @@ export class World {
         return w.#listCached('Service');
       },
       agentState(node) {
-        return w.#node(node).agent?.state ?? 'down';
+        return w.#node(node).agents[0]?.state ?? 'down';
       },
       probes() {
         return [...probeResults.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
@@ -517,11 +534,21 @@ export class World {
     return [...this.#nodes.keys()];
   }
 
-  /** The agent on `node`. */
-  agent(node: string): Agent<ControllerContext> {
-    const a = this.#node(node).agent;
-    if (a === undefined) throw new SimError('unknown-name', `no controller runs on node "${node}" (the world was built without a controller)`);
-    return a;
+  /**
+   * The agent on `node`: the controller under test's, or with `controller`, the one of that
+   * controller's name (`node-1/kube-proxy` is `agent('node-1', 'kube-proxy')`).
+   */
+  agent(node: string, controller?: string): Agent<ControllerContext> {
+    const agents = this.#node(node).agents;
+    const a = controller === undefined ? agents[0] : agents.find((x) => x.name === `${node}/${controller}`);
+    if (a !== undefined) return a;
+    if (agents.length === 0) throw new SimError('unknown-name', `no controller runs on node "${node}" (the world was built without a controller)`);
+    throw new SimError('unknown-name', `no agent "${node}/${String(controller)}" (agents on ${node}: ${agents.map((x) => x.name).join(', ')})`);
+  }
+
+  /** Every agent on `node`, the controller under test's first. */
+  agents(node: string): readonly Agent<ControllerContext>[] {
+    return this.#node(node).agents;
   }
 
   /** The node's current rules. */
@@ -658,12 +685,12 @@ export class World {
         tolerate('service.delete', () => api.delete('Service', ns(action.namespace), action.name));
         return;
       case 'agent.crash':
-        emit('fault.agent.crash', { node: action.node, restartAfterMs: action.restartAfterMs });
-        this.agent(action.node).crash({ restart: true, restartDelayMs: action.restartAfterMs, reason: 'fault injected' });
+        emit('fault.agent.crash', { node: action.node, ...(action.agent !== undefined ? { agent: `${action.node}/${action.agent}` } : {}), restartAfterMs: action.restartAfterMs });
+        this.agent(action.node, action.agent).crash({ restart: true, restartDelayMs: action.restartAfterMs, reason: 'fault injected' });
         return;
       case 'agent.restart':
-        emit('fault.agent.restart', { node: action.node, downMs: action.downMs, ...(action.graceMs !== undefined ? { graceMs: action.graceMs } : {}) });
-        this.agent(action.node).sigterm({ restart: true, restartDelayMs: action.downMs, ...(action.graceMs !== undefined ? { graceMs: action.graceMs } : {}) });
+        emit('fault.agent.restart', { node: action.node, ...(action.agent !== undefined ? { agent: `${action.node}/${action.agent}` } : {}), downMs: action.downMs, ...(action.graceMs !== undefined ? { graceMs: action.graceMs } : {}) });
+        this.agent(action.node, action.agent).sigterm({ restart: true, restartDelayMs: action.downMs, ...(action.graceMs !== undefined ? { graceMs: action.graceMs } : {}) });
         return;
       case 'watch.gap':
         emit('fault.watch.gap', { ...(action.node !== undefined ? { node: action.node } : {}), durationMs: action.durationMs });
@@ -729,12 +756,12 @@ export class World {
     if (this.#started) return;
     this.#started = true;
     for (const st of this.#nodes.values()) {
-      const agent = st.agent;
-      if (agent === undefined) continue;
-      this.engine.after(0, { kind: 'lifecycle', label: `start ${agent.name}` }, () => {
-        this.#disrupted();
-        agent.start();
-      });
+      for (const agent of st.agents) {
+        this.engine.after(0, { kind: 'lifecycle', label: `start ${agent.name}` }, () => {
+          this.#disrupted();
+          agent.start();
+        });
+      }
     }
   }
 
@@ -784,8 +811,8 @@ export class World {
   #currentLastDisruption(): number {
     const now = this.engine.now();
     // An agent that is down or shutting down is a disruption in progress: nothing it owns can converge.
-    for (const st of this.#nodes.values()) {
-      if (st.agent !== undefined && this.#started && st.agent.state !== 'running') this.#lastDisruptionMs = now;
+    if (this.#started) {
+      for (const st of this.#nodes.values()) for (const a of st.agents) if (a.state !== 'running') this.#lastDisruptionMs = now;
     }
     if (this.#disruptionEnds.length > 0) {
       const future: number[] = [];
@@ -813,7 +840,7 @@ export class World {
   }
 
   #agentOfOwner(owner: string): Agent<ControllerContext> | undefined {
-    for (const st of this.#nodes.values()) if (st.agent !== undefined && st.agent.owner === owner) return st.agent;
+    for (const st of this.#nodes.values()) for (const a of st.agents) if (a.owner === owner) return a;
     return undefined;
   }
 
