@@ -113,10 +113,10 @@ function action(a: RawTimedAction): TimedAction {
       act = { kind: a.do, name: a.name, ...opt('namespace', a.namespace) };
       break;
     case 'agent.crash':
-      act = { kind: a.do, node: a.node, restartAfterMs: ms(a.restartAfter) };
+      act = { kind: a.do, node: a.node, ...opt('agent', a.agent), restartAfterMs: ms(a.restartAfter) };
       break;
     case 'agent.restart':
-      act = { kind: a.do, node: a.node, ...(a.grace !== undefined ? { graceMs: ms(a.grace) } : {}), downMs: ms(a.down) };
+      act = { kind: a.do, node: a.node, ...opt('agent', a.agent), ...(a.grace !== undefined ? { graceMs: ms(a.grace) } : {}), downMs: ms(a.down) };
       break;
     case 'watch.gap':
       act = { kind: a.do, ...opt('node', a.node), durationMs: ms(a.duration) };
@@ -173,9 +173,9 @@ function rawAction(t: TimedAction): RawTimedAction {
     case 'service.delete':
       return { at, do: a.kind, name: a.name, ...opt('namespace', a.namespace) };
     case 'agent.crash':
-      return { at, do: a.kind, node: a.node, restartAfter: d(a.restartAfterMs) };
+      return { at, do: a.kind, node: a.node, ...opt('agent', a.agent), restartAfter: d(a.restartAfterMs) };
     case 'agent.restart':
-      return { at, do: a.kind, node: a.node, ...(a.graceMs !== undefined ? { grace: d(a.graceMs) } : {}), down: d(a.downMs) };
+      return { at, do: a.kind, node: a.node, ...opt('agent', a.agent), ...(a.graceMs !== undefined ? { grace: d(a.graceMs) } : {}), down: d(a.downMs) };
     case 'watch.gap':
       return { at, do: a.kind, ...opt('node', a.node), duration: d(a.durationMs) };
     case 'watch.reset':
@@ -323,6 +323,7 @@ export function fromRaw(r: RawScenario): ScenarioFile {
       ...(c.network !== undefined ? { network: network(c.network) } : {}),
     },
     controller: { name: r.controller.name, ...(r.controller.options !== undefined ? { options: r.controller.options as JsonObject } : {}) },
+    ...(r.alongside !== undefined ? { alongside: r.alongside.map((c) => ({ name: c.name, ...(c.options !== undefined ? { options: c.options as JsonObject } : {}) })) } : {}),
     timeline: (r.timeline ?? []).map(action),
     ...(r.probes !== undefined ? { probes: r.probes.map(probe) } : {}),
     horizonMs: ms(r.horizon),
@@ -359,6 +360,7 @@ export function toRaw(f: ScenarioFile): RawScenario {
       ...(c.pods !== undefined ? { pods: c.pods.map(rawPod) } : {}),
     },
     controller: { name: s.controller.name, ...(s.controller.options !== undefined ? { options: { ...s.controller.options } } : {}) },
+    ...(s.alongside !== undefined ? { alongside: s.alongside.map((c) => ({ name: c.name, ...(c.options !== undefined ? { options: { ...c.options } } : {}) })) } : {}),
     ...(s.timeline.length > 0 ? { timeline: s.timeline.map(rawAction) } : {}),
     ...(s.probes !== undefined ? { probes: s.probes.map(rawProbe) } : {}),
     invariants: f.invariants.map(rawInvariant),

@@ -79,6 +79,9 @@ const Service = obj({
 /** One host-file line (`ip addr add 198.51.100.11/25 dev eth1`, `sysctl -w net.ipv4.conf.all.rp_filter=1`). */
 const hostLines = () => v.array(str('a host-file line such as "ip link add eth1 type physical"'), 'expected a list of host-file lines (ip link/addr/route/rule, sysctl -w, listen, overlay)');
 
+/** An agent on a node by its controller's name, as the trace prints it after the node (`kube-proxy` for node-1/kube-proxy). */
+const agentRef = () => str('an agent name such as "kube-proxy" (node-1/kube-proxy in the trace)');
+
 /** A controller by registry name, with its options. */
 const ControllerRef = obj({ name: str('a controller name such as "npl:fixed"'), options: v.optional(v.record(v.string(), v.unknown(), 'expected a mapping of options')) });
 
@@ -145,8 +148,8 @@ const TimedAction = v.variant(
     obj({ at: at(), do: v.literal('service.create'), service: Service }),
     obj({ at: at(), do: v.literal('service.update'), service: Service }),
     obj({ at: at(), do: v.literal('service.delete'), name: name(), namespace: ns() }),
-    obj({ at: at(), do: v.literal('agent.crash'), node: nodeRef(), restartAfter: duration() }),
-    obj({ at: at(), do: v.literal('agent.restart'), node: nodeRef(), grace: v.optional(duration()), down: duration() }),
+    obj({ at: at(), do: v.literal('agent.crash'), node: nodeRef(), agent: v.optional(agentRef()), restartAfter: duration() }),
+    obj({ at: at(), do: v.literal('agent.restart'), node: nodeRef(), agent: v.optional(agentRef()), grace: v.optional(duration()), down: duration() }),
     obj({ at: at(), do: v.literal('watch.gap'), node: v.optional(nodeRef()), duration: duration() }),
     obj({ at: at(), do: v.literal('watch.reset'), node: v.optional(nodeRef()) }),
     obj({ at: at(), do: v.literal('watch.delay'), node: v.optional(nodeRef()), delay: duration(), duration: duration() }),
@@ -228,6 +231,7 @@ export const ScenarioSchema = obj({
   ),
   cluster: Cluster,
   controller: ControllerRef,
+  alongside: v.optional(v.array(ControllerRef, 'expected a list of controllers, like [{ name: kube-proxy:fixed }]')),
   timeline: v.optional(v.array(TimedAction, 'expected a list of actions')),
   probes: v.optional(v.array(Probe, 'expected a list of probes')),
   invariants: v.array(Invariant, 'expected a list of invariants'),

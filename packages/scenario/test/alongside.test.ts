@@ -62,3 +62,17 @@ describe('agents alongside the controller under test', () => {
     await expect(unknown).rejects.toSatisfy((e: unknown) => isSimError(e) && JSON.stringify(e.path) === '["alongside",0,"name"]');
   });
 });
+
+describe('alongside in scenario files', () => {
+  it('should read alongside and an action naming an agent, and write them back the same', async () => {
+    const { loadScenario, loadScenarioFile, serializeScenario } = await import('../src/index.ts');
+    const file = await loadScenarioFile(new URL('../../../scenarios/kube-proxy-beside-flannel.yaml', import.meta.url).pathname);
+    expect(file.scenario.alongside).toEqual([{ name: 'kube-proxy:fixed' }]);
+    expect(file.scenario.timeline.map((t) => t.action)).toEqual([
+      { kind: 'agent.restart', node: 'node-1', agent: 'kube-proxy', downMs: 1000 },
+      { kind: 'agent.restart', node: 'node-1', agent: 'flanneld', downMs: 1000 },
+    ]);
+    const again = loadScenario(serializeScenario(file), { file: 'again.yaml' });
+    expect(again.scenario).toEqual(file.scenario);
+  });
+});

@@ -73,7 +73,7 @@ describe('loadScenario', () => {
       'scenarios/x.yaml:11:38: controller.optoins: unknown key "optoins" (expected one of: name, options)',
     );
     expect(errorOf(valid.replace('seed: 1', 'seed: 1\nhorizn: 5s')).message).toBe(
-      'scenarios/x.yaml:4:1: horizn: unknown key "horizn" (expected one of: format, name, description, seed, horizon, settle, schedule, cluster, controller, timeline, probes, invariants, expect)',
+      'scenarios/x.yaml:4:1: horizn: unknown key "horizn" (expected one of: format, name, description, seed, horizon, settle, schedule, cluster, controller, alongside, timeline, probes, invariants, expect)',
     );
   });
 

@@ -77,7 +77,8 @@ const STORY_TAIL = 30;
 /** `kube-proxy:fixed`, or `kube-proxy:fixed, node-2 kube-proxy:faulty` when nodes run their own. */
 function controllerLabel(s: SimScenario): string {
   const own = s.cluster.nodes.filter((n) => n.controller !== undefined).map((n) => `${n.name} ${n.controller?.name ?? ''}`);
-  return [s.controller.name, ...own].join(', ');
+  const alongside = (s.alongside ?? []).map((c) => ` + ${c.name}`).join('');
+  return [`${s.controller.name}${alongside}`, ...own].join(', ');
 }
 
 function storyText(r: ReplayResult, full: boolean): string {
