@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CONTROLLERS } from '@netsim/controllers';
-import { isSimError, runScenario, story, type SimScenario, type TimedAction } from '@netsim/sim';
+import { isSimError, runScenario, story, toJsonLines, type SimScenario, type TimedAction } from '@netsim/sim';
 
 // Several agents on one node: the controller under test and others alongside it (kube-proxy
 // next to flannel), each its own process, sharing the node's rules.
@@ -51,6 +51,15 @@ describe('agents alongside the controller under test', () => {
     const lines = story(events).join('\n');
     expect(lines).toMatch(/fault: node-1\/kube-proxy is restarted gracefully \(down 500ms after it exits\)/);
     expect(lines).toMatch(/fault: the agent on node-1 is killed \(restarts 100ms later\)/);
+  });
+
+  it('should give byte-identical traces for the same seed with two agents per node', async () => {
+    const s = scenario([{ atMs: 2000, action: { kind: 'agent.crash', node: 'node-1', agent: 'kube-proxy', restartAfterMs: 300 } }]);
+    const a = await runScenario(s, { controllers: CONTROLLERS });
+    const b = await runScenario(s, { controllers: CONTROLLERS });
+    expect(toJsonLines(a.events)).toBe(toJsonLines(b.events));
+    const other = await runScenario({ ...s, seed: 2 }, { controllers: CONTROLLERS });
+    expect(toJsonLines(other.events)).not.toBe(toJsonLines(a.events));
   });
 
   it('should refuse an action naming an agent that does not run there, and two agents of one name', async () => {
