@@ -57,10 +57,18 @@ export interface TimelineArbitraryOptions {
   readonly endMs?: number;
   /** Services `service.update` may produce (annotation or selector changes). */
   readonly serviceVariants?: readonly ServiceSpec[];
+  /**
+   * Agents running alongside the controller under test, by the name the trace gives them after
+   * the node (`kube-proxy`): `agent.crash` and `agent.restart` then hit one of them or (no
+   * `agent`) the controller under test's.
+   */
+  readonly agents?: readonly string[];
 }
 
 export interface ScenarioArbitraryOptions {
   readonly controller: { readonly name: string; readonly options?: JsonObject };
+  /** Controllers deployed beside it on every node (`SimScenario.alongside`); name their agents in `timeline.agents`. */
+  readonly alongside?: readonly { readonly name: string; readonly options?: JsonObject }[];
   readonly cluster?: ClusterArbitraryOptions;
   readonly pods?: PodArbitraryOptions;
   readonly timeline?: TimelineArbitraryOptions;
@@ -114,9 +122,12 @@ function podName(pool: number): fc.Arbitrary<string> {
 }
 
 /** One action of the given kinds over a cluster of `nodes`. */
-export function actionArbitrary(kinds: readonly ActionKind[], nodes: readonly string[], opts: { readonly pods?: PodArbitraryOptions; readonly serviceVariants?: readonly ServiceSpec[] } = {}): fc.Arbitrary<Action> {
+export function actionArbitrary(kinds: readonly ActionKind[], nodes: readonly string[], opts: { readonly pods?: PodArbitraryOptions; readonly serviceVariants?: readonly ServiceSpec[]; readonly agents?: readonly string[] } = {}): fc.Arbitrary<Action> {
   const pool = opts.pods?.poolSize ?? 3;
   const node = fc.constantFrom(...nodes);
+  // Which agent a lifecycle fault hits: the controller under test's (no `agent`) or one alongside it.
+  const agents = opts.agents ?? [];
+  const agent = agents.length === 0 ? fc.constant(undefined) : fc.option(fc.constantFrom(...agents), { nil: undefined });
   const maybeNode = fc.option(node, { nil: undefined });
   const arbs: fc.Arbitrary<Action>[] = [];
   for (const kind of kinds) {
@@ -138,10 +149,10 @@ export function actionArbitrary(kinds: readonly ActionKind[], nodes: readonly st
         if (opts.serviceVariants !== undefined && opts.serviceVariants.length > 0) arbs.push(fc.constantFrom(...opts.serviceVariants).map((s) => ({ kind, name: s.name, ...(s.namespace !== undefined ? { namespace: s.namespace } : {}) })));
         break;
       case 'agent.crash':
-        arbs.push(fc.record({ node, restartAfterMs: fc.integer({ min: 0, max: 5000 }) }).map((r) => ({ kind, ...r })));
+        arbs.push(fc.record({ node, agent, restartAfterMs: fc.integer({ min: 0, max: 5000 }) }).map(({ agent: a, ...r }) => ({ kind, ...r, ...(a !== undefined ? { agent: a } : {}) })));
         break;
       case 'agent.restart':
-        arbs.push(fc.record({ node, downMs: fc.integer({ min: 0, max: 5000 }) }).map((r) => ({ kind, ...r })));
+        arbs.push(fc.record({ node, agent, downMs: fc.integer({ min: 0, max: 5000 }) }).map(({ agent: a, ...r }) => ({ kind, ...r, ...(a !== undefined ? { agent: a } : {}) })));
         break;
       case 'watch.gap':
         arbs.push(fc.record({ node: maybeNode, durationMs: fc.integer({ min: 1, max: 5000 }) }).map(({ node: n, durationMs }) => ({ kind, durationMs, ...(n !== undefined ? { node: n } : {}) })));
@@ -197,7 +208,7 @@ export function actionArbitrary(kinds: readonly ActionKind[], nodes: readonly st
 export function timelineArbitrary(nodes: readonly string[], horizonMs: number, settleMs: number, opts: TimelineArbitraryOptions & { readonly pods?: PodArbitraryOptions } = {}): fc.Arbitrary<TimedAction[]> {
   const start = opts.startMs ?? 0;
   const end = Math.max(start, opts.endMs ?? horizonMs - settleMs);
-  const action = actionArbitrary(opts.kinds ?? POD_CHURN, nodes, { ...(opts.pods !== undefined ? { pods: opts.pods } : {}), ...(opts.serviceVariants !== undefined ? { serviceVariants: opts.serviceVariants } : {}) });
+  const action = actionArbitrary(opts.kinds ?? POD_CHURN, nodes, { ...(opts.pods !== undefined ? { pods: opts.pods } : {}), ...(opts.serviceVariants !== undefined ? { serviceVariants: opts.serviceVariants } : {}), ...(opts.agents !== undefined ? { agents: opts.agents } : {}) });
   return fc
     .array(fc.record({ atMs: fc.integer({ min: start, max: end }), action }), { maxLength: opts.maxActions ?? 12 })
     .map((xs) => [...xs].sort((a, b) => a.atMs - b.atMs));
@@ -281,6 +292,7 @@ export function scenarioArbitrary(opts: ScenarioArbitraryOptions): fc.Arbitrary<
         ...(schedule !== undefined ? { schedule } : {}),
         cluster,
         controller: opts.controller.options !== undefined ? { name: opts.controller.name, options: opts.controller.options } : { name: opts.controller.name },
+        ...(opts.alongside !== undefined && opts.alongside.length > 0 ? { alongside: opts.alongside.map((c) => ({ ...c })) } : {}),
         timeline,
         ...(opts.probes !== undefined ? { probes: [...opts.probes] } : {}),
         horizonMs,

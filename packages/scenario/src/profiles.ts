@@ -4,7 +4,7 @@
  * counterexample as a scenario file with these invariants.
  */
 import { POD_CHURN, RESTARTS, WATCH_FAULTS, controllerProperty, scenarioArbitrary, type ScenarioArbitraryOptions, type SimulationProperty } from '@netsim/check';
-import type { ControllerRegistry, PodSpec, PortSpec, SimScenario } from '@netsim/sim';
+import type { ControllerRegistry, JsonObject, PodSpec, PortSpec, SimScenario } from '@netsim/sim';
 import { buildInvariant } from './invariants.ts';
 import type { InvariantSpec } from './model.ts';
 
@@ -108,6 +108,11 @@ export function fuzzProfileFor(controller: string, profiles: { readonly [key: st
   return profiles[controller] ?? profiles[controller.split(':')[0] ?? controller];
 }
 
+export interface FuzzPropertyOptions {
+  /** Controllers deployed beside the one under test on every node; the generated restarts hit them too. */
+  readonly alongside?: readonly { readonly name: string; readonly options?: JsonObject }[];
+}
+
 /**
  * The property `netsim fuzz` checks: the profile's histories, run with the named controller,
  * keep the profile's invariants.
@@ -118,10 +123,22 @@ export function fuzzProfileFor(controller: string, profiles: { readonly [key: st
  * const result = await checkProperty(prop, { seed: 1, numRuns: 200 });
  * ```
  */
-export function fuzzProperty(controller: string, profile: FuzzProfile, controllers: ControllerRegistry): SimulationProperty<SimScenario> {
+export function fuzzProperty(controller: string, profile: FuzzProfile, controllers: ControllerRegistry, opts: FuzzPropertyOptions = {}): SimulationProperty<SimScenario> {
+  const alongside = opts.alongside ?? [];
+  // The agents' names (`kube-proxy` for node-1/kube-proxy), for restarts that hit one of them.
+  const agents = alongside.map((c) => {
+    const f = controllers[c.name];
+    if (f === undefined) throw new Error(`fuzzProperty: controller "${c.name}" (alongside) is not registered`);
+    return f(c.options ?? {}).name;
+  });
+  const scenarios = scenarioArbitrary({
+    ...profile.scenarios,
+    controller: { name: controller },
+    ...(alongside.length > 0 ? { alongside, timeline: { ...profile.scenarios.timeline, agents } } : {}),
+  });
   return controllerProperty({
-    name: `${controller} keeps ${profile.invariants.length === 1 ? 'its invariant' : 'its invariants'}`,
-    scenarios: scenarioArbitrary({ ...profile.scenarios, controller: { name: controller } }).map(profile.adjust ?? ((x) => x)),
+    name: `${controller}${alongside.map((c) => ` beside ${c.name}`).join('')} keeps ${profile.invariants.length === 1 ? 'its invariant' : 'its invariants'}`,
+    scenarios: scenarios.map(profile.adjust ?? ((x) => x)),
     controllers,
     invariants: profile.invariants.map(buildInvariant),
   });

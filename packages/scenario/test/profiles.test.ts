@@ -45,6 +45,23 @@ describe('fuzz profiles', () => {
     expect(await checkProperty(fuzzProperty('kube-proxy:fixed', kubeProxy, CONTROLLERS), { seed: 1, numRuns: 60 })).toMatchObject({ ok: true, numRuns: 60 });
   });
 
+  it('should fuzz with agents alongside the controller under test, restarting them too', async () => {
+    const flannel = FUZZ_PROFILES['flannel'] as FuzzProfile;
+    const beside = [{ name: 'kube-proxy:fixed' }];
+    const caught = await checkProperty(fuzzProperty('flannel:faulty', flannel, CONTROLLERS, { alongside: beside }), { seed: 1, numRuns: 100 });
+    if (caught.ok) throw new Error('expected flannel:faulty to be caught beside kube-proxy');
+    expect(caught.scenario.alongside).toEqual(beside);
+    expect(caught.outcome).toMatchObject({ status: 'violation', violation: { invariant: 'FLANNEL-POSTRTG never empty once programmed' } });
+    expect(await checkProperty(fuzzProperty('flannel:fixed', flannel, CONTROLLERS, { alongside: beside }), { seed: 1, numRuns: 60 })).toMatchObject({ ok: true, numRuns: 60 });
+    // The generated lifecycle faults hit either agent.
+    const scenarios = fc.sample(scenarioArbitrary({ ...flannel.scenarios, controller: { name: 'flannel:fixed' }, alongside: beside, timeline: { ...flannel.scenarios.timeline, agents: ['kube-proxy'] } }), { seed: 4, numRuns: 200 });
+    const hits = scenarios.flatMap((x) => x.timeline.map((t) => t.action)).filter((a) => a.kind === 'agent.crash' || a.kind === 'agent.restart');
+    const named = hits.filter((a) => 'agent' in a && a.agent === 'kube-proxy').length;
+    expect(named).toBeGreaterThan(5);
+    expect(hits.length - named).toBeGreaterThan(5);
+    expect(() => fuzzProperty('flannel:fixed', flannel, CONTROLLERS, { alongside: [{ name: 'nope:fixed' }] })).toThrow('"nope:fixed" (alongside) is not registered');
+  });
+
   it('should give every generated Pod all the NodePortLocal Service target ports', () => {
     const s = npl.adjust?.({
       format: 'netsim.sim-scenario/v1',

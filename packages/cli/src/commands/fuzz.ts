@@ -27,6 +27,8 @@ export interface FuzzCliOptions {
   readonly out: string;
   readonly controllers?: string;
   readonly progress?: boolean;
+  /** Controllers deployed beside the one under test on every node (`--alongside`, repeatable). */
+  readonly alongside?: readonly string[];
 }
 
 const defaultIo: Io = { stdout: (s) => void process.stdout.write(s), stderr: (s) => void process.stderr.write(s) };
@@ -55,9 +57,18 @@ export async function runFuzz(opts: FuzzCliOptions, io: Io = defaultIo): Promise
     io.stderr(`netsim fuzz: no fuzz profile for "${opts.controller}" (profiles: ${Object.keys(plugins.fuzzProfiles).sort().join(', ')}); a --controllers module can export "fuzzProfiles"\n`);
     return 2;
   }
+  const alongside = opts.alongside ?? [];
+  for (const name of alongside) {
+    if (plugins.controllers[name] === undefined) {
+      io.stderr(`netsim fuzz: unknown controller "${name}" for --alongside (known: ${Object.keys(plugins.controllers).sort().join(', ')})\n`);
+      return 2;
+    }
+  }
+  const besides = alongside.map((n) => ` beside ${n}`).join('');
+  const alongsideArgs = alongside.map((n) => ` --alongside ${n}`).join('');
   const plan = shardPlan(opts.runs, opts.seed, opts.shard);
   const shardText = opts.shard !== undefined ? `, shard ${opts.shard.index}/${opts.shard.count}` : '';
-  io.stdout(`netsim fuzz: seed ${plan.seed}${shardText}, ${plan.runs} runs of ${opts.controller} against ${profile.invariants.length} invariant${profile.invariants.length === 1 ? '' : 's'}\n`);
+  io.stdout(`netsim fuzz: seed ${plan.seed}${shardText}, ${plan.runs} runs of ${opts.controller}${besides} against ${profile.invariants.length} invariant${profile.invariants.length === 1 ? '' : 's'}\n`);
 
   const bar = new cliProgress.SingleBar(
     {
@@ -76,7 +87,7 @@ export async function runFuzz(opts: FuzzCliOptions, io: Io = defaultIo): Promise
   let runs = 0;
   let shrinking = false;
   if (showBar) bar.start(plan.runs, 0, { rate: '0', phase: 'searching' });
-  const prop = counted(fuzzProperty(opts.controller, profile, plugins.controllers), () => {
+  const prop = counted(fuzzProperty(opts.controller, profile, plugins.controllers, { alongside: alongside.map((name) => ({ name })) }), () => {
     if (shrinking) return;
     runs++;
     const rate = (runs * 1000) / Math.max(1, Date.now() - started);
@@ -104,7 +115,7 @@ export async function runFuzz(opts: FuzzCliOptions, io: Io = defaultIo): Promise
   }
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   if (result.ok) {
-    io.stdout(`no counterexample in ${result.numRuns} runs (${seconds}s); reproduce with --seed ${opts.seed}${opts.shard !== undefined ? ` --shard ${opts.shard.index}/${opts.shard.count}` : ''} --runs ${opts.runs}\n`);
+    io.stdout(`no counterexample in ${result.numRuns} runs (${seconds}s); reproduce with${alongsideArgs} --seed ${opts.seed}${opts.shard !== undefined ? ` --shard ${opts.shard.index}/${opts.shard.count}` : ''} --runs ${opts.runs}\n`);
     return 0;
   }
   const c = exportCounterexample(result);
@@ -115,7 +126,7 @@ export async function runFuzz(opts: FuzzCliOptions, io: Io = defaultIo): Promise
   // Editors find the schema when the output lies inside this checkout (the default `.netsim-out/`).
   const schemaUrl = relative(opts.out, 'packages/scenario/schema/scenario.schema.json');
   const inside = !relative('.', opts.out).startsWith('..') && !isAbsolute(relative('.', opts.out));
-  writeFileSync(path, serializeScenario(file, { ...(inside ? { schemaUrl } : {}), comment: `Found by: netsim fuzz --controller ${opts.controller} --seed ${opts.seed}${opts.shard !== undefined ? ` --shard ${opts.shard.index}/${opts.shard.count}` : ''} --runs ${opts.runs}` }));
+  writeFileSync(path, serializeScenario(file, { ...(inside ? { schemaUrl } : {}), comment: `Found by: netsim fuzz --controller ${opts.controller}${alongsideArgs} --seed ${opts.seed}${opts.shard !== undefined ? ` --shard ${opts.shard.index}/${opts.shard.count}` : ''} --runs ${opts.runs}` }));
   io.stdout(
     [
       `counterexample after ${result.numRuns} runs and ${result.numShrinks} shrinks (${seconds}s): ${c.expected.message}`,
@@ -126,7 +137,7 @@ export async function runFuzz(opts: FuzzCliOptions, io: Io = defaultIo): Promise
       '',
       `written to ${path}`,
       `replay with: pnpm netsim replay ${path}${opts.controllers !== undefined ? ` --controllers ${opts.controllers}` : ''}`,
-      `reproduce the search with: pnpm netsim fuzz --controller ${opts.controller} --seed ${opts.seed}${opts.shard !== undefined ? ` --shard ${opts.shard.index}/${opts.shard.count}` : ''} --runs ${opts.runs}`,
+      `reproduce the search with: pnpm netsim fuzz --controller ${opts.controller}${alongsideArgs} --seed ${opts.seed}${opts.shard !== undefined ? ` --shard ${opts.shard.index}/${opts.shard.count}` : ''} --runs ${opts.runs}`,
       '',
     ].join('\n'),
   );
@@ -158,6 +169,7 @@ export function fuzzCommand(): Command {
     .option('--shard <i/n>', 'run shard i of n (seed + i, runs / n)', shardArg)
     .option('--out <dir>', 'where counterexamples are written as scenario files', '.netsim-out')
     .option('--controllers <module>', 'a module exporting more controllers ("controllers") and "fuzzProfiles"')
+    .option('--alongside <name>', 'another controller on every node beside the one under test, like kube-proxy:fixed (repeatable); the generated restarts hit it too', (v: string, prev: string[] = []) => [...prev, v])
     .option('--no-progress', 'no progress bar')
     .action(async (opts: FuzzCliOptions) => {
       process.exitCode = await runFuzz(opts);

@@ -37,6 +37,19 @@ describe('netsim fuzz', () => {
     expect(r.out()).toContain('1 of 1 scenario met its expectation');
   });
 
+  it('should fuzz with a controller alongside, write it into the counterexample and say how to reproduce', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'netsim-fuzz-'));
+    const c = capture();
+    expect(await runFuzz({ controller: 'flannel:faulty', alongside: ['kube-proxy:fixed'], runs: 100, seed: 1, out, progress: false }, c.io)).toBe(1);
+    expect(c.out().split('\n')[0]).toBe('netsim fuzz: seed 1, 100 runs of flannel:faulty beside kube-proxy:fixed against 1 invariant');
+    expect(c.out()).toContain('reproduce the search with: pnpm netsim fuzz --controller flannel:faulty --alongside kube-proxy:fixed --seed 1 --runs 100');
+    const file = loadScenario(readFileSync(join(out, 'fuzz-flannel-faulty-seed-1.yaml'), 'utf8'));
+    expect(file.scenario.alongside).toEqual([{ name: 'kube-proxy:fixed' }]);
+    const bad = capture();
+    expect(await runFuzz({ controller: 'flannel:faulty', alongside: ['nope:fixed'], runs: 1, seed: 1, out, progress: false }, bad.io)).toBe(2);
+    expect(bad.err()).toMatch(/^netsim fuzz: unknown controller "nope:fixed" for --alongside \(known: /);
+  });
+
   it('should exit 2 naming the known controllers for an unknown one', async () => {
     const c = capture();
     expect(await runFuzz({ controller: 'nope:faulty', runs: 1, seed: 1, out: '.netsim-out', controllers: toy, progress: false }, c.io)).toBe(2);
