@@ -314,7 +314,12 @@ export function fromRaw(r: RawScenario): ScenarioFile {
     seed: r.seed,
     ...(r.schedule !== undefined ? { schedule: { path: [...r.schedule.path], ...opt('whenPathExhausted', r.schedule.whenPathExhausted) } } : {}),
     cluster: {
-      nodes: c.nodes.map((n) => ({ name: n.name, ...(n.network !== undefined ? { network: [...n.network] } : {}), ...(n.controller !== undefined ? { controller: { name: n.controller.name, ...(n.controller.options !== undefined ? { options: n.controller.options as JsonObject } : {}) } } : {}) })),
+      nodes: c.nodes.map((n) => ({
+        name: n.name,
+        ...(n.network !== undefined ? { network: [...n.network] } : {}),
+        ...(n.controller !== undefined ? { controller: { name: n.controller.name, ...(n.controller.options !== undefined ? { options: n.controller.options as JsonObject } : {}) } } : {}),
+        ...(n.alongside !== undefined ? { alongside: n.alongside.map((x) => ({ name: x.name, ...(x.options !== undefined ? { options: x.options as JsonObject } : {}) })) } : {}),
+      })),
       ...opt('queueMode', c.queueMode),
       ...(c.services !== undefined ? { services: c.services.map(service) } : {}),
       ...(c.pods !== undefined ? { pods: c.pods.map(pod) } : {}),
@@ -351,7 +356,12 @@ export function toRaw(f: ScenarioFile): RawScenario {
     settle: d(s.settleMs),
     ...(s.schedule !== undefined ? { schedule: { path: [...s.schedule.path], ...opt('whenPathExhausted', s.schedule.whenPathExhausted) } } : {}),
     cluster: {
-      nodes: c.nodes.map((n) => ({ name: n.name, ...(n.network !== undefined ? { network: [...n.network] } : {}), ...(n.controller !== undefined ? { controller: { name: n.controller.name, ...(n.controller.options !== undefined ? { options: { ...n.controller.options } } : {}) } } : {}) })),
+      nodes: c.nodes.map((n) => ({
+        name: n.name,
+        ...(n.network !== undefined ? { network: [...n.network] } : {}),
+        ...(n.controller !== undefined ? { controller: { name: n.controller.name, ...(n.controller.options !== undefined ? { options: { ...n.controller.options } } : {}) } } : {}),
+        ...(n.alongside !== undefined ? { alongside: n.alongside.map((x) => ({ name: x.name, ...(x.options !== undefined ? { options: { ...x.options } } : {}) })) } : {}),
+      })),
       ...opt('queueMode', c.queueMode),
       ...opt('ipamPolicy', c.ipamPolicy),
       ...opt('podCidrMaskSize', c.nodeCidrMaskSize),

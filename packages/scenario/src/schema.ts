@@ -85,7 +85,7 @@ const agentRef = () => str('an agent name such as "kube-proxy" (node-1/kube-prox
 /** A controller by registry name, with its options. */
 const ControllerRef = obj({ name: str('a controller name such as "npl:fixed"'), options: v.optional(v.record(v.string(), v.unknown(), 'expected a mapping of options')) });
 
-const Node = obj({ name: name(), network: v.optional(hostLines()), controller: v.optional(ControllerRef) });
+const Node = obj({ name: name(), network: v.optional(hostLines()), controller: v.optional(ControllerRef), alongside: v.optional(v.array(ControllerRef, 'expected a list of controllers, like [{ name: kube-proxy:fixed }]')) });
 
 const IPV4_RE = /^(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}$/;
 const ipv4 = () => v.pipe(str('an IPv4 address'), v.regex(IPV4_RE, 'expected an IPv4 address like 198.51.100.11'));

@@ -62,6 +62,18 @@ describe('agents alongside the controller under test', () => {
     expect(toJsonLines(other.events)).not.toBe(toJsonLines(a.events));
   });
 
+  it('should let a node say its own list (none, here), and refuse restarting an agent it does not run', async () => {
+    const base = scenario([]);
+    const twoNodes: SimScenario = { ...base, cluster: { ...base.cluster, nodes: [{ name: 'node-1' }, { name: 'node-2', alongside: [] }] } };
+    const { outcome, world } = await runScenario(twoNodes, { controllers: CONTROLLERS });
+    expect(outcome.status).toBe('ok');
+    expect(world.agents('node-1').map((a) => a.name)).toEqual(['node-1/flanneld', 'node-1/kube-proxy']);
+    expect(world.agents('node-2').map((a) => a.name)).toEqual(['node-2/flanneld']);
+    expect(world.ruleset('node-2').tables.nat.chains['KUBE-NODEPORTS']).toBeUndefined();
+    const wrong = runScenario({ ...twoNodes, timeline: [{ atMs: 1000, action: { kind: 'agent.restart', node: 'node-2', agent: 'kube-proxy', downMs: 0 } }] }, { controllers: CONTROLLERS });
+    await expect(wrong).rejects.toSatisfy((e: unknown) => isSimError(e) && e.message.includes('(agents on node-2: node-2/flanneld)'));
+  });
+
   it('should refuse an action naming an agent that does not run there, and two agents of one name', async () => {
     const wrong = runScenario(scenario([{ atMs: 1000, action: { kind: 'agent.restart', node: 'node-1', agent: 'antrea-agent', downMs: 0 } }]), { controllers: CONTROLLERS });
     await expect(wrong).rejects.toSatisfy((e: unknown) => isSimError(e) && e.message.includes('no agent "node-1/antrea-agent" (agents on node-1: node-1/flanneld, node-1/kube-proxy)') && JSON.stringify(e.path) === '["timeline",0,"action","agent"]');

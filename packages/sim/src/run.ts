@@ -57,12 +57,21 @@ export async function runScenario(scenario: SimScenario, opts: RunScenarioOption
     if (f === undefined) throw new SimError('unknown-name', `scenario alongside[${i}]: controller "${c.name}" is not registered (registered: ${Object.keys(opts.controllers).sort().join(', ') || 'none'})`, { path: ['alongside', i, 'name'] });
     return f(c.options ?? {});
   });
+  const alongsideByNode: { [node: string]: Controller<ControllerContext>[] } = {};
+  scenario.cluster.nodes.forEach((n, k) => {
+    if (n.alongside === undefined) return;
+    alongsideByNode[n.name] = n.alongside.map((c, i) => {
+      const f = opts.controllers[c.name];
+      if (f === undefined) throw new SimError('unknown-name', `scenario cluster.nodes[${k}].alongside[${i}]: controller "${c.name}" is not registered (registered: ${Object.keys(opts.controllers).sort().join(', ') || 'none'})`, { path: ['cluster', 'nodes', k, 'alongside', i, 'name'] });
+      return f(c.options ?? {});
+    });
+  });
   const main = factory(scenario.controller.options ?? {});
   // An action naming an agent must name one that runs on its node.
   scenario.timeline.forEach((t, i) => {
     const a = t.action;
     if ((a.kind !== 'agent.crash' && a.kind !== 'agent.restart') || a.agent === undefined) return;
-    const names = [(perNode[a.node] ?? main).name, ...alongside.map((c) => c.name)];
+    const names = [(perNode[a.node] ?? main).name, ...(alongsideByNode[a.node] ?? alongside).map((c) => c.name)];
     if (!names.includes(a.agent)) throw new SimError('unknown-name', `scenario timeline[${i}].action.agent: no agent "${a.node}/${a.agent}" (agents on ${a.node}: ${names.map((n) => `${a.node}/${n}`).join(', ')})`, { path: ['timeline', i, 'action', 'agent'] });
   });
   const world = new World({
@@ -73,6 +82,7 @@ export async function runScenario(scenario: SimScenario, opts: RunScenarioOption
     controller: main,
     ...(Object.keys(perNode).length > 0 ? { controllers: perNode } : {}),
     ...(alongside.length > 0 ? { alongside } : {}),
+    ...(Object.keys(alongsideByNode).length > 0 ? { alongsideByNode } : {}),
     invariants: opts.invariants ?? [],
     probes: scenario.probes ?? [],
     settleMs: scenario.settleMs,

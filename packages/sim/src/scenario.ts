@@ -66,6 +66,8 @@ export interface NodeSpec {
    * `runScenario` resolves it into {@link WorldOptions.controllers}.
    */
   readonly controller?: { readonly name: string; readonly options?: JsonObject };
+  /** The controllers this node runs beside its controller, instead of the scenario's `alongside` (an empty list: none). */
+  readonly alongside?: readonly { readonly name: string; readonly options?: JsonObject }[];
 }
 
 /** A host of the data plane that is not a node: a client, a router, a firewall, a second load balancer. */

@@ -64,6 +64,8 @@ export interface WorldOptions {
    * Names must differ from the controller under test's and from each other's.
    */
   readonly alongside?: readonly Controller<ControllerContext>[];
+  /** Per-node lists instead of {@link alongside} there, by node name (an empty list: none beside the controller). */
+  readonly alongsideByNode?: { readonly [node: string]: readonly Controller<ControllerContext>[] };
   readonly invariants?: readonly InvariantSource[];
   readonly probes?: readonly ProbeSpec[];
   /**
@@ -331,6 +333,7 @@ export class World {
     }
 
     for (const node of Object.keys(opts.controllers ?? {})) if (!this.#nodes.has(node)) throw new SimError('unknown-name', `controllers: no node "${node}" in the cluster`);
+    for (const node of Object.keys(opts.alongsideByNode ?? {})) if (!this.#nodes.has(node)) throw new SimError('unknown-name', `alongsideByNode: no node "${node}" in the cluster`);
     // One agent: a controller deployed on a node, with its own iptables handle and context.
     const agentOn = (st: NodeState, controller: Controller<ControllerContext>): Agent<ControllerContext> => {
       const node = st.info.name;
@@ -374,7 +377,7 @@ export class World {
       for (const st of this.#nodes.values()) {
         const node = st.info.name;
         const main = opts.controllers?.[node] ?? opts.controller;
-        const controllers = [...(main !== undefined ? [main] : []), ...(opts.alongside ?? [])];
+        const controllers = [...(main !== undefined ? [main] : []), ...(opts.alongsideByNode?.[node] ?? opts.alongside ?? [])];
         for (const controller of controllers) {
           if (controllers.filter((c) => c.name === controller.name).length > 1) {
             throw new SimError('invalid-argument', `node ${node}: two agents would be named "${node}/${controller.name}": controllers running alongside each other need different names`);
