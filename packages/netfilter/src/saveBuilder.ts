@@ -106,8 +106,8 @@ class TableBuilder implements JumpResolver {
   }
 
   /**
-   * A user chain line. A chain declared twice (which the reference flushes) is found at COMMIT,
-   * by the count of names: one lookup less per chain.
+   * A user chain line. A chain declared twice (which the reference flushes) is noticed by
+   * {@link add}, where both names share a hash, and left to the reference at COMMIT.
    */
   declare(name: string, text: string, at: number): void {
     this.add(name);
