@@ -45,6 +45,7 @@ export interface WorldView {
   pods(): readonly Pod[];
   /** Every Service in the API server, sorted by key. */
   services(): readonly Service[];
+  /** The state of the controller under test's agent on `node` (`down` when none runs there). */
   agentState(node: string): AgentState;
   /** The latest result of every probe target, sorted by id. */
   probes(): readonly ProbeRecord[];
