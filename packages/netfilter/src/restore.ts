@@ -58,6 +58,41 @@ function bareFailure(message: string): Failure {
   return new Failure('other', message);
 }
 
+/**
+ * @internal
+ * The chain name of a `:NAME WORD…` line at `text[start, end)` as the fast paths read it in
+ * place (Restorer's chainLine reads the same lines word by word), or undefined for a line they
+ * leave to it: a blank after the colon, a name over 28 characters, a line with one word.
+ */
+export function chainLineName(text: string, start: number, end: number): string | undefined {
+  let i = start + 1;
+  while (i < end) {
+    const c = text.charCodeAt(i);
+    if (c === 32 || c === 9) break;
+    i++;
+  }
+  if (i === start + 1 || i - start - 1 > 28 || i + 1 >= end) return undefined;
+  const c = text.charCodeAt(i + 1);
+  if (c === 32 || c === 9) return undefined;
+  return text.slice(start + 1, i);
+}
+
+const NO_COUNTERS = { prefix: [], offset: 0 } as const;
+
+/**
+ * @internal
+ * A restore line's `[packets:bytes]` prefix as `iptables -c` arguments, and the rest of the
+ * line from `offset`; no prefix for a line without one; undefined for a `[` without `]`.
+ */
+export function counterPrefix(line: string): { readonly prefix: readonly string[]; readonly offset: number } | undefined {
+  if (line.charCodeAt(0) !== 91 /* [ */) return NO_COUNTERS;
+  const close = line.indexOf(']');
+  if (close < 0) return undefined;
+  const inner = line.slice(1, close);
+  const colon = inner.indexOf(':');
+  return { prefix: ['-c', colon < 0 ? inner : inner.slice(0, colon), colon < 0 ? '' : inner.slice(colon + 1)], offset: close + 1 };
+}
+
 /** @internal Parses `[packets:bytes]`; undefined when malformed. */
 export function parseCounterPair(text: string): Counters | undefined {
   const m = /^\[([0-9]+):([0-9]+)\]$/.exec(text);
@@ -204,17 +239,8 @@ class Restorer {
    * the real tool refuses, a line with one word.
    */
   private userChainLine(fast: FastRuleReader, text: string, start: number, end: number, table: TableName): boolean {
-    let i = start + 1;
-    while (i < end) {
-      const c = text.charCodeAt(i);
-      if (c === 32 || c === 9) break;
-      i++;
-    }
-    if (i === start + 1 || i - start - 1 > 28 || i + 1 >= end) return false;
-    const c = text.charCodeAt(i + 1);
-    if (c === 32 || c === 9) return false;
-    const name = text.slice(start + 1, i);
-    if (isBuiltinChain(table, name)) return false;
+    const name = chainLineName(text, start, end);
+    if (name === undefined || isBuiltinChain(table, name)) return false;
     this.drafts.get(table).declareUserChain(name);
     fast.name(name, text, start + 1);
     return true;
@@ -304,20 +330,12 @@ class Restorer {
   }
 
   private commandLine(line: string, endsWithNewline: boolean, lineNo: number, version: IptablesVersion): void {
-    let rest = line;
-    let offset = 0;
-    let prefix: string[] = [];
-    if (line.charCodeAt(0) === 91 /* [ */) {
-      const close = line.indexOf(']');
-      if (close < 0) throw new LocatedFailure(new Failure('param', `Bad line ${lineNo}: need ]`), lineNo, 1, line.split(/[ \t]/)[0] ?? line);
-      if (this.opts.counters === true) {
-        const inner = line.slice(1, close);
-        const colon = inner.indexOf(':');
-        prefix = ['-c', colon < 0 ? inner : inner.slice(0, colon), colon < 0 ? '' : inner.slice(colon + 1)];
-      }
-      offset = close + 1;
-      rest = line.slice(offset);
-    }
+    const counters = counterPrefix(line);
+    if (counters === undefined) throw new LocatedFailure(new Failure('param', `Bad line ${lineNo}: need ]`), lineNo, 1, line.split(/[ \t]/)[0] ?? line);
+    const offset = counters.offset;
+    const rest = offset === 0 ? line : line.slice(offset);
+    // The counters apply only with --counters.
+    const prefix = this.opts.counters === true ? counters.prefix : [];
     const words = this.words;
     const columns = this.columns;
     try {

@@ -21,7 +21,7 @@ import { COMMON_WORDS, parseCommand, type CommandEnv } from './command.ts';
 import { ALL_HOOKS, HOOK_BIT, ruleHooks, ZERO } from './draft.ts';
 import { Failure } from './failure.ts';
 import { FastRuleReader, type JumpResolver } from './fastRule.ts';
-import { parseCounterPair } from './restore.ts';
+import { chainLineName, counterPrefix, parseCounterPair } from './restore.ts';
 import { freshRuleset, isBuiltinChain, isTableName } from './ruleset.ts';
 import { targetModule } from './targets.ts';
 import { splitInto } from './tokenize.ts';
@@ -168,16 +168,9 @@ class TableBuilder implements JumpResolver {
    */
   generalLine(text: string, start: number, end: number, endsWithNewline: boolean): boolean {
     const line = text.slice(start, end);
-    let rest = line;
-    let prefix: string[] | undefined;
-    if (line.charCodeAt(0) === 91 /* [ */) {
-      const close = line.indexOf(']');
-      if (close < 0) return false;
-      const inner = line.slice(1, close);
-      const colon = inner.indexOf(':');
-      prefix = ['-c', colon < 0 ? inner : inner.slice(0, colon), colon < 0 ? '' : inner.slice(colon + 1)];
-      rest = line.slice(close + 1);
-    }
+    const counters = counterPrefix(line);
+    if (counters === undefined) return false;
+    const rest = counters.offset === 0 ? line : line.slice(counters.offset);
     const env = (this.env ??= {
       mode: 'restore',
       table: this.name,
@@ -194,7 +187,7 @@ class TableBuilder implements JumpResolver {
     });
     try {
       splitInto(rest, endsWithNewline, this.words, this.columns, COMMON_WORDS);
-      const cmd = parseCommand(prefix === undefined ? this.words : [...prefix, ...this.words], env);
+      const cmd = parseCommand(counters.prefix.length === 0 ? this.words : [...counters.prefix, ...this.words], env);
       if (env.missing || cmd.command !== 'A' || cmd.kernelRejects !== undefined || cmd.chain === undefined) return false;
       for (const rule of cmd.rules) if (!this.append(rule, cmd.chain)) return false;
       return true;
@@ -361,7 +354,7 @@ export function nameHash(s: string, from: number, to: number): number {
   return h & 0x3fffffff;
 }
 
-/** The end of the first blank-separated word of `text[from, end)` (a space or a tab ends it). */
+/** The end of the first blank-separated word of `text[from, end)` (a space or a tab ends it), as chainLineName reads words. */
 function wordEnd(text: string, from: number, end: number): number {
   let i = from;
   while (i < end) {
@@ -377,11 +370,9 @@ function wordEnd(text: string, from: number, end: number): number {
  * whole text to the reference.
  */
 function chainLine(b: TableBuilder, text: string, start: number, end: number): boolean {
-  const i = wordEnd(text, start + 1, end);
-  if (i === start + 1 || i - start - 1 > 28 || i + 1 >= end) return false;
-  const c = text.charCodeAt(i + 1);
-  if (c === 32 || c === 9) return false;
-  const name = text.slice(start + 1, i);
+  const name = chainLineName(text, start, end);
+  if (name === undefined) return false;
+  const i = start + 1 + name.length;
   if (!isBuiltinChain(b.name, name)) {
     b.declare(name, text, start + 1);
     return true;
