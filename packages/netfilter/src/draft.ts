@@ -99,6 +99,26 @@ export function ruleHooks(rule: Rule): readonly Hook[] | undefined {
   return hooks;
 }
 
+/** {@link ruleHooks} as a bit set (see HOOK_BIT): every hook when the rule is not limited. */
+export function ruleHookMask(rule: Rule): number {
+  const hooks = ruleHooks(rule);
+  if (hooks === undefined) return ALL_HOOKS;
+  let mask = 0;
+  for (const h of hooks) mask |= HOOK_BIT[h] ?? 0;
+  return mask;
+}
+
+/**
+ * Whether the kernel refuses `rule` in `table` whatever its chain: a target only some tables take
+ * (DNAT outside nat, …). Jumps and verdicts need no lookup: no target module has their names.
+ */
+export function refusedInTable(rule: Rule, table: TableName): boolean {
+  const kind = rule.target?.kind;
+  if (kind === undefined || kind === 'jump' || kind === 'goto' || kind === 'ACCEPT' || kind === 'DROP' || kind === 'RETURN') return false;
+  const tables = targetModule(kind)?.tables;
+  return tables !== undefined && !tables.includes(table);
+}
+
 export class TableDraft {
   readonly name: TableName;
   /** The table exists in the kernel (see `Table.absent`). */
@@ -561,12 +581,7 @@ export class TableDraft {
 
   /** The kernel's checks for adding `rule` to chain `c`. */
   private validate(c: DraftChain, rule: Rule, op: RuleOp): void {
-    const target = rule.target;
-    if (target === undefined || target.kind === 'ACCEPT' || target.kind === 'DROP' || target.kind === 'RETURN') {
-      if (rule.matches.length === 0) return;
-    }
-    const tables = target !== undefined ? targetModule(target.kind)?.tables : undefined;
-    if (tables !== undefined && !tables.includes(this.name)) throw kernelRefused(op, 'Invalid argument', `rule in chain ${c.name}`);
+    if (refusedInTable(rule, this.name)) throw kernelRefused(op, 'Invalid argument', `rule in chain ${c.name}`);
     if (this.deferHookChecks) return;
     const allowed = ruleHooks(rule);
     const to = jumpTarget(rule);
@@ -629,11 +644,7 @@ export class TableDraft {
       const t = resolved !== undefined && resolved.name === to && this.lastChainVersion === this.chainsVersion ? resolved : this.chains.get(to);
       if (t !== undefined) c.jumps = appended(c.jumps as DraftChain[], t);
     }
-    const rh = ruleHooks(rule);
-    if (rh === undefined) return;
-    let mask = 0;
-    for (const h of rh) mask |= HOOK_BIT[h] ?? 0;
-    c.allowedMask &= mask;
+    c.allowedMask &= ruleHookMask(rule);
   }
 
   /** Summaries hold chain objects: after a chain goes away or is renamed, rebuild them all. */

@@ -18,23 +18,13 @@
  * error. `test/saveBuilder.test.ts` checks that the two agree.
  */
 import { COMMON_WORDS, parseCommand, type CommandEnv } from './command.ts';
-import { ALL_HOOKS, HOOK_BIT, ruleHooks, ZERO } from './draft.ts';
+import { ALL_HOOKS, HOOK_BIT, refusedInTable, ruleHookMask, ZERO } from './draft.ts';
 import { Failure } from './failure.ts';
 import { FastRuleReader, type JumpResolver } from './fastRule.ts';
 import { chainLineName, counterPrefix, parseCounterPair } from './restore.ts';
 import { freshRuleset, isBuiltinChain, isTableName } from './ruleset.ts';
-import { targetModule } from './targets.ts';
 import { splitInto } from './tokenize.ts';
 import { BUILTIN_CHAINS, type Chain, type Counters, type Policy, type Rule, type Ruleset, type Table, type TableName, type Target } from './types.ts';
-
-/** The target kinds {@link TableBuilder.append} takes as allowed everywhere, as they are. */
-const PLAIN_TARGETS_UNLIMITED = ['jump', 'goto', 'ACCEPT', 'DROP', 'RETURN'].every((kind) => targetModule(kind) === undefined);
-
-function hasAddrtype(rule: Rule): boolean {
-  const matches = rule.matches;
-  for (let k = 0; k < matches.length; k++) if ((matches[k] as Rule['matches'][number]).kind === 'addrtype') return true;
-  return false;
-}
 
 /** One `*table … COMMIT` block being built. Chain numbers: built-in chains first, in hook order. */
 class TableBuilder implements JumpResolver {
@@ -211,18 +201,10 @@ class TableBuilder implements JumpResolver {
       this.flush();
       k = this.current = found;
     }
+    if (refusedInTable(rule, this.name)) return false;
     const target = rule.target;
-    // Jumps and verdicts are allowed in every table and hook; so is a rule without a target
-    // (checked once below: no target module is registered under these names).
-    let limited = false;
     if (target !== undefined) {
       const kind = target.kind;
-      const plain = kind === 'jump' || kind === 'goto' || kind === 'ACCEPT' || kind === 'DROP' || kind === 'RETURN';
-      if (!(plain && PLAIN_TARGETS_UNLIMITED)) {
-        limited = true;
-        const tables = targetModule(kind)?.tables;
-        if (tables !== undefined && !tables.includes(this.name)) return false;
-      }
       if (kind === 'jump' || kind === 'goto') {
         const r = this.resolved;
         const to = r >= 0 && this.names[r] === target.chain ? r : this.numberOf(target.chain, 0, target.chain.length);
@@ -231,13 +213,7 @@ class TableBuilder implements JumpResolver {
         this.edgeTo.push(to);
       }
     }
-    // ruleHooks: the target's hooks and addrtype's --limit-iface-in/out.
-    const hooks = limited || hasAddrtype(rule) ? ruleHooks(rule) : undefined;
-    if (hooks !== undefined) {
-      let mask = 0;
-      for (const h of hooks) mask |= HOOK_BIT[h] ?? 0;
-      this.allowed[k] = (this.allowed[k] as number) & mask;
-    }
+    this.allowed[k] = (this.allowed[k] as number) & ruleHookMask(rule);
     this.pending[this.pendingCount++] = rule;
     this.created = true;
     return true;

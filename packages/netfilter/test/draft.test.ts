@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { TableDraft } from '../src/draft.ts';
+import { refusedInTable, TableDraft } from '../src/draft.ts';
+import { targetModule } from '../src/targets.ts';
 import { Failure } from '../src/failure.ts';
 import { emptyTable } from '../src/ruleset.ts';
 import type { Ipv4, Rule, Target } from '../src/types.ts';
@@ -77,5 +78,16 @@ describe('TableDraft.validateAll', () => {
     ];
     expect(build(dnat, true).draft.validateAll()).toBe(false);
     expect(build([{ chain: 0, kind: 'jump', to: 0 }, ...dnat.slice(1)], true).draft.validateAll()).toBe(true);
+  });
+});
+
+describe('refusedInTable', () => {
+  it('should take jumps and verdicts without a lookup because no target module has their names, and refuse DNAT outside nat', () => {
+    for (const kind of ['jump', 'goto', 'ACCEPT', 'DROP', 'RETURN']) expect(targetModule(kind), kind).toBeUndefined();
+    const dnat: Rule = { matches: [], proto: { proto: 6, negate: false }, target: { kind: 'DNAT', to: { minIp: 0x0a000001 as Ipv4, maxIp: 0x0a000001 as Ipv4 }, random: false, persistent: false } };
+    expect(refusedInTable(dnat, 'filter')).toBe(true);
+    expect(refusedInTable(dnat, 'nat')).toBe(false);
+    expect(refusedInTable({ matches: [], target: { kind: 'jump', chain: 'X' } }, 'raw')).toBe(false);
+    expect(refusedInTable({ matches: [] }, 'mangle')).toBe(false);
   });
 });
