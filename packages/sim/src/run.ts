@@ -41,32 +41,22 @@ export interface ScenarioReport {
  */
 export async function runScenario(scenario: SimScenario, opts: RunScenarioOptions): Promise<ScenarioReport> {
   validateScenario(scenario);
-  const factory = opts.controllers[scenario.controller.name];
-  if (factory === undefined) {
-    throw new SimError('unknown-name', `scenario controller "${scenario.controller.name}" is not registered (registered: ${Object.keys(opts.controllers).sort().join(', ') || 'none'})`);
-  }
+  // A controller by registry name; `where` starts the message when it is not registered.
+  const instantiate = (ref: { readonly name: string; readonly options?: JsonObject }, where: string, path?: readonly (string | number)[]): Controller<ControllerContext> => {
+    const f = opts.controllers[ref.name];
+    if (f === undefined) {
+      throw new SimError('unknown-name', `${where}controller "${ref.name}" is not registered (registered: ${Object.keys(opts.controllers).sort().join(', ') || 'none'})`, path !== undefined ? { path } : {});
+    }
+    return f(ref.options ?? {});
+  };
+  const main = instantiate(scenario.controller, 'scenario ');
   const perNode: { [node: string]: Controller<ControllerContext> } = {};
-  scenario.cluster.nodes.forEach((n) => {
-    if (n.controller === undefined) return;
-    const f = opts.controllers[n.controller.name];
-    if (f === undefined) throw new SimError('unknown-name', `scenario node ${n.name}: controller "${n.controller.name}" is not registered (registered: ${Object.keys(opts.controllers).sort().join(', ') || 'none'})`);
-    perNode[n.name] = f(n.controller.options ?? {});
-  });
-  const alongside = (scenario.alongside ?? []).map((c, i) => {
-    const f = opts.controllers[c.name];
-    if (f === undefined) throw new SimError('unknown-name', `scenario alongside[${i}]: controller "${c.name}" is not registered (registered: ${Object.keys(opts.controllers).sort().join(', ') || 'none'})`, { path: ['alongside', i, 'name'] });
-    return f(c.options ?? {});
-  });
   const alongsideByNode: { [node: string]: Controller<ControllerContext>[] } = {};
   scenario.cluster.nodes.forEach((n, k) => {
-    if (n.alongside === undefined) return;
-    alongsideByNode[n.name] = n.alongside.map((c, i) => {
-      const f = opts.controllers[c.name];
-      if (f === undefined) throw new SimError('unknown-name', `scenario cluster.nodes[${k}].alongside[${i}]: controller "${c.name}" is not registered (registered: ${Object.keys(opts.controllers).sort().join(', ') || 'none'})`, { path: ['cluster', 'nodes', k, 'alongside', i, 'name'] });
-      return f(c.options ?? {});
-    });
+    if (n.controller !== undefined) perNode[n.name] = instantiate(n.controller, `scenario node ${n.name}: `);
+    if (n.alongside !== undefined) alongsideByNode[n.name] = n.alongside.map((c, i) => instantiate(c, `scenario cluster.nodes[${k}].alongside[${i}]: `, ['cluster', 'nodes', k, 'alongside', i, 'name']));
   });
-  const main = factory(scenario.controller.options ?? {});
+  const alongside = (scenario.alongside ?? []).map((c, i) => instantiate(c, `scenario alongside[${i}]: `, ['alongside', i, 'name']));
   // An action naming an agent must name one that runs on its node.
   scenario.timeline.forEach((t, i) => {
     const a = t.action;
