@@ -306,6 +306,11 @@ function rawExpectation(e: Expectation): RawExpectation {
   }
 }
 
+/** A controller reference (`{ name, options }`), its options copied, in either direction. */
+function controllerRef(c: { readonly name: string; readonly options?: Readonly<Record<string, unknown>> | undefined }): { name: string; options?: JsonObject } {
+  return { name: c.name, ...(c.options !== undefined ? { options: { ...c.options } as JsonObject } : {}) };
+}
+
 /** The engine's data from a schema-checked YAML document. */
 export function fromRaw(r: RawScenario): ScenarioFile {
   const c = r.cluster;
@@ -317,8 +322,8 @@ export function fromRaw(r: RawScenario): ScenarioFile {
       nodes: c.nodes.map((n) => ({
         name: n.name,
         ...(n.network !== undefined ? { network: [...n.network] } : {}),
-        ...(n.controller !== undefined ? { controller: { name: n.controller.name, ...(n.controller.options !== undefined ? { options: n.controller.options as JsonObject } : {}) } } : {}),
-        ...(n.alongside !== undefined ? { alongside: n.alongside.map((x) => ({ name: x.name, ...(x.options !== undefined ? { options: x.options as JsonObject } : {}) })) } : {}),
+        ...(n.controller !== undefined ? { controller: controllerRef(n.controller) } : {}),
+        ...(n.alongside !== undefined ? { alongside: n.alongside.map(controllerRef) } : {}),
       })),
       ...opt('queueMode', c.queueMode),
       ...(c.services !== undefined ? { services: c.services.map(service) } : {}),
@@ -327,8 +332,8 @@ export function fromRaw(r: RawScenario): ScenarioFile {
       ...opt('ipamPolicy', c.ipamPolicy),
       ...(c.network !== undefined ? { network: network(c.network) } : {}),
     },
-    controller: { name: r.controller.name, ...(r.controller.options !== undefined ? { options: r.controller.options as JsonObject } : {}) },
-    ...(r.alongside !== undefined ? { alongside: r.alongside.map((c) => ({ name: c.name, ...(c.options !== undefined ? { options: c.options as JsonObject } : {}) })) } : {}),
+    controller: controllerRef(r.controller),
+    ...(r.alongside !== undefined ? { alongside: r.alongside.map(controllerRef) } : {}),
     timeline: (r.timeline ?? []).map(action),
     ...(r.probes !== undefined ? { probes: r.probes.map(probe) } : {}),
     horizonMs: ms(r.horizon),
@@ -359,8 +364,8 @@ export function toRaw(f: ScenarioFile): RawScenario {
       nodes: c.nodes.map((n) => ({
         name: n.name,
         ...(n.network !== undefined ? { network: [...n.network] } : {}),
-        ...(n.controller !== undefined ? { controller: { name: n.controller.name, ...(n.controller.options !== undefined ? { options: { ...n.controller.options } } : {}) } } : {}),
-        ...(n.alongside !== undefined ? { alongside: n.alongside.map((x) => ({ name: x.name, ...(x.options !== undefined ? { options: { ...x.options } } : {}) })) } : {}),
+        ...(n.controller !== undefined ? { controller: controllerRef(n.controller) } : {}),
+        ...(n.alongside !== undefined ? { alongside: n.alongside.map(controllerRef) } : {}),
       })),
       ...opt('queueMode', c.queueMode),
       ...opt('ipamPolicy', c.ipamPolicy),
@@ -369,8 +374,8 @@ export function toRaw(f: ScenarioFile): RawScenario {
       ...(c.services !== undefined ? { services: c.services.map(rawService) } : {}),
       ...(c.pods !== undefined ? { pods: c.pods.map(rawPod) } : {}),
     },
-    controller: { name: s.controller.name, ...(s.controller.options !== undefined ? { options: { ...s.controller.options } } : {}) },
-    ...(s.alongside !== undefined ? { alongside: s.alongside.map((c) => ({ name: c.name, ...(c.options !== undefined ? { options: { ...c.options } } : {}) })) } : {}),
+    controller: controllerRef(s.controller),
+    ...(s.alongside !== undefined ? { alongside: s.alongside.map(controllerRef) } : {}),
     ...(s.timeline.length > 0 ? { timeline: s.timeline.map(rawAction) } : {}),
     ...(s.probes !== undefined ? { probes: s.probes.map(rawProbe) } : {}),
     invariants: f.invariants.map(rawInvariant),
