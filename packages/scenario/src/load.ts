@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import * as v from 'valibot';
-import { BUILTIN_HOSTS, checkScenarioNetwork, formatScenarioPath, isSimError } from '@netsim/sim';
+import { BUILTIN_HOSTS, checkScenarioNetwork, formatScenarioPath, isHostAction, isSimError } from '@netsim/sim';
 import { LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
 import { fromRaw } from './convert.ts';
 import { parseDuration } from './duration.ts';
@@ -129,7 +129,7 @@ export function loadScenario(text: string, opts: LoadOptions = {}): ScenarioFile
 /** Whether a scenario describes a data plane of its own (then it is built once at load time to check it). */
 function describesNetwork(f: ScenarioFile): boolean {
   const s = f.scenario;
-  return s.cluster.network !== undefined || s.cluster.nodes.some((n) => n.network !== undefined) || s.timeline.some((t) => 'host' in t.action);
+  return s.cluster.network !== undefined || s.cluster.nodes.some((n) => n.network !== undefined) || s.timeline.some((t) => isHostAction(t.action));
 }
 
 /**

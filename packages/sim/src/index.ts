@@ -83,9 +83,11 @@ export {
 export { describeDnat, dnatRules, isPodLive, podKey, ruleIdentity, type DnatRule, type IpOwner, type NodeInfo, type ProbeRecord, type WorldView } from './view.ts';
 export {
   SIM_SCENARIO_FORMAT,
+  isHostAction,
   validateScenario,
   type Action,
   type ActionKind,
+  type HostAction,
   type ClusterSpec,
   type HostSpec,
   type LinkSpec,

@@ -8,7 +8,7 @@ import type { RunOutcome } from './engine.ts';
 import { SimError } from './errors.ts';
 import type { InvariantSource } from './invariants.ts';
 import type { JsonObject } from './json.ts';
-import { validateScenario, type SimScenario } from './scenario.ts';
+import { isHostAction, validateScenario, type SimScenario } from './scenario.ts';
 import type { TraceEvent } from './trace.ts';
 import { World, hostCommandOf, type WorldOptions } from './world.ts';
 
@@ -78,7 +78,7 @@ export async function runScenario(scenario: SimScenario, opts: RunScenarioOption
     settleMs: scenario.settleMs,
     trace: opts.trace ?? true,
     // Network actions change the data plane: it exists when the timeline has some.
-    ...(scenario.timeline.some((t) => 'host' in t.action) ? { datapath: true } : {}),
+    ...(scenario.timeline.some((t) => isHostAction(t.action)) ? { datapath: true } : {}),
   });
   for (const t of scenario.timeline) world.at(t.atMs, t.action);
   const outcome = await world.run(scenario.horizonMs);
@@ -106,6 +106,6 @@ export function checkScenarioNetwork(scenario: SimScenario): void {
   const ordered = scenario.timeline.map((t, i) => ({ t, i })).sort((a, b) => a.t.atMs - b.t.atMs || a.i - b.i);
   for (const { t, i } of ordered) {
     const a = t.action;
-    if ('host' in a) dp.runCommand(a.host, hostCommandOf(a), ['timeline', i, 'action']);
+    if (isHostAction(a)) dp.runCommand(a.host, hostCommandOf(a), ['timeline', i, 'action']);
   }
 }

@@ -181,6 +181,13 @@ export type Action =
   /** Any host-file line on a host (`ip route add …`, `ip rule add …`, `listen tcp 80`). */
   | { readonly kind: 'host.run'; readonly host: string; readonly command: string };
 
+/** The actions that run a command on a host of the data plane (`sysctl.set`, `link.set`, `addr.*`, `route.*`, `host.run`). */
+export type HostAction = Extract<Action, { readonly host: string }>;
+
+export function isHostAction(a: Action): a is HostAction {
+  return 'host' in a;
+}
+
 export type ActionKind = Action['kind'];
 
 export interface TimedAction {
@@ -299,6 +306,10 @@ export function validateScenario(s: SimScenario): void {
     checkMs(`${at}.atMs`, t.atMs);
     if (t.atMs > s.horizonMs) fail(`${at}.atMs`, `${t.atMs} is after the horizon ${s.horizonMs}`);
     const a = t.action;
+    if (isHostAction(a)) {
+      checkHost(`${at}.action.host`, a.host);
+      return;
+    }
     switch (a.kind) {
       case 'pod.create':
         checkNode(`${at}.action.pod.node`, a.pod.node, nodes);
@@ -349,15 +360,6 @@ export function validateScenario(s: SimScenario): void {
         checkNode(`${at}.action.node`, a.node, nodes);
         checkMs(`${at}.action.extraMs`, a.extraMs);
         checkMs(`${at}.action.durationMs`, a.durationMs);
-        break;
-      case 'sysctl.set':
-      case 'link.set':
-      case 'addr.add':
-      case 'addr.del':
-      case 'route.add':
-      case 'route.del':
-      case 'host.run':
-        checkHost(`${at}.action.host`, a.host);
         break;
       case 'pod.delete':
       case 'service.create':

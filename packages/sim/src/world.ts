@@ -34,7 +34,7 @@ import { createIptablesHandle, noIptablesFaults, type IptablesBackend, type Ipta
 import { BUILTIN_HOSTS, ClusterDatapath, EXTERNAL_IP, EXTERNAL_PORT, type ProbeOutcome } from './datapath.ts';
 import type { JsonObject } from './json.ts';
 import { netfilterBackend } from './netfilterBackend.ts';
-import type { Action, ClusterSpec, PodSpec, ProbeSpec, ServiceSpec } from './scenario.ts';
+import { isHostAction, type Action, type ClusterSpec, type HostAction, type PodSpec, type ProbeSpec, type ServiceSpec } from './scenario.ts';
 import { TRACE_FORMAT_VERSION, type TraceEvent } from './trace.ts';
 import { isPodLive, type IpOwner, type NodeInfo, type ProbeRecord, type WorldView } from './view.ts';
 
@@ -130,7 +130,7 @@ function serviceInput(s: ServiceSpec): ServiceInput {
 }
 
 /** The host-file line a network action runs. */
-export function hostCommandOf(a: Extract<Action, { readonly host: string }>): string {
+export function hostCommandOf(a: HostAction): string {
   switch (a.kind) {
     case 'sysctl.set':
       return `sysctl -w ${a.key}=${a.value}`;
@@ -597,6 +597,14 @@ export class World {
     const emit = h.emit;
     const tolerate = h.tolerate;
     const ns = namespaceOr;
+    if (isHostAction(action)) {
+      const command = hostCommandOf(action);
+      const dp = this.#datapath;
+      if (dp === undefined) throw new SimError('invalid-argument', `${action.kind} on ${action.host}: network actions need the data plane (describe a network or add a probe)`);
+      emit('world.net.command', { host: action.host, command });
+      dp.runCommand(action.host, command);
+      return;
+    }
     switch (action.kind) {
       case 'pod.create':
         emit('world.pod.create', { pod: `${ns(action.pod.namespace)}/${action.pod.name}`, node: action.pod.node, ports: action.pod.ports.map((p) => `${p.port}/${p.protocol}`).join(',') });
@@ -735,20 +743,6 @@ export class World {
         f.slowExtraMs = action.extraMs;
         f.slowUntilMs = engine.now() + action.durationMs;
         this.#disruptedUntil(f.slowUntilMs);
-        return;
-      }
-      case 'sysctl.set':
-      case 'link.set':
-      case 'addr.add':
-      case 'addr.del':
-      case 'route.add':
-      case 'route.del':
-      case 'host.run': {
-        const command = hostCommandOf(action);
-        const dp = this.#datapath;
-        if (dp === undefined) throw new SimError('invalid-argument', `${action.kind} on ${action.host}: network actions need the data plane (describe a network or add a probe)`);
-        emit('world.net.command', { host: action.host, command });
-        dp.runCommand(action.host, command);
         return;
       }
     }
