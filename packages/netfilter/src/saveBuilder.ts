@@ -127,10 +127,8 @@ class TableBuilder implements JumpResolver {
   jumpAt(s: string, from: number, to: number): Target | undefined {
     const k = this.numberOf(s, from, to);
     if (k === undefined || k < this.builtins) return undefined;
-    this.resolved = k;
     this.lastJump = k;
-    const chain = this.names[k] as string;
-    return (this.jumpTargets[k] ??= Object.freeze({ kind: 'jump', chain }));
+    return this.targetOf(k, false);
   }
 
   jumpTo(name: string, isGoto: boolean): Target | undefined {
@@ -141,6 +139,11 @@ class TableBuilder implements JumpResolver {
       k = found;
       this.lastJump = k;
     }
+    return this.targetOf(k, isGoto);
+  }
+
+  /** The shared `-j`/`-g` target of user chain `k`, which the next appended rule jumps to. */
+  private targetOf(k: number, isGoto: boolean): Target {
     this.resolved = k;
     const chain = this.names[k] as string;
     if (isGoto) return (this.gotoTargets[k] ??= Object.freeze({ kind: 'goto', chain }));
