@@ -91,6 +91,51 @@ export interface ControllerInstance {
 export interface Controller<C extends ProcessContext = ProcessContext> {
   readonly name: string;
   create(ctx: C): ControllerInstance;
+  /**
+   * What the controller says about itself, so that the built-in, controller-agnostic invariants
+   * can check names only the controller knows (the chains it owns, the annotations it publishes,
+   * how long it may back off). Absent: those invariants have nothing of this controller's to check,
+   * and say so.
+   */
+  readonly declares?: ControllerDeclaration;
+}
+
+/** A netfilter table name, as a controller declares chains in it. */
+export type DeclaredTable = 'raw' | 'mangle' | 'nat' | 'filter';
+
+/** A chain an agent owns: once programmed it must never be empty nor unhooked. */
+export interface OwnedChain {
+  readonly table: DeclaredTable;
+  readonly chain: string;
+  /** The chains (built-in or owned) that jump to it once it is programmed, e.g. `['POSTROUTING']`. */
+  readonly hookedFrom?: readonly string[];
+  /** A target some rule of the chain must have once programmed, e.g. `MASQUERADE`. */
+  readonly requiredTarget?: string;
+}
+
+/** One mapping a controller publishes for a Pod: node port → Pod port. */
+export interface PublishedMapping {
+  readonly protocol: 'TCP' | 'UDP';
+  readonly nodePort: number;
+  readonly podPort: number;
+  /** The Pod IP the mapping was published for, when the annotation says it. */
+  readonly podIP?: string;
+}
+
+/** An annotation a controller publishes on Pods, and how to read it. */
+export interface PublishedAnnotation {
+  /** The annotation key, e.g. `nodeportlocal.antrea.io`. */
+  readonly key: string;
+  /** Reads the annotation's value; `undefined` when it cannot be read (itself a finding). */
+  parse(value: string): readonly PublishedMapping[] | undefined;
+}
+
+/** A controller's declaration (see {@link Controller.declares}). */
+export interface ControllerDeclaration {
+  readonly ownedChains?: readonly OwnedChain[];
+  readonly annotations?: readonly PublishedAnnotation[];
+  /** The longest delay between two retries of a failed sync (ms); bounds liveness checks. */
+  readonly maxBackoffMs?: number;
 }
 
 export type AgentState = 'down' | 'running' | 'terminating';
