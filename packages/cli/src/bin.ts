@@ -6,6 +6,7 @@ import { Command } from 'commander';
 import { registerRulesetCommand } from './commands/ruleset.ts';
 import { fuzzCommand } from './commands/fuzz.ts';
 import { replayCommand } from './commands/replay.ts';
+import { reportCommand } from './commands/report.ts';
 import { traceCommand } from './commands/trace.ts';
 
 const program = new Command();
@@ -20,5 +21,6 @@ registerRulesetCommand(program);
 // scenario: replay and fuzz
 program.addCommand(replayCommand());
 program.addCommand(fuzzCommand());
+program.addCommand(reportCommand());
 
 await program.parseAsync(process.argv);

@@ -4,11 +4,12 @@
  * numbered story of each violation. Exit 0 only when every scenario met its expectation, 1 when
  * one did not, 2 when a scenario could not be loaded or run.
  */
-import { readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { FUZZ_PROFILES, formatIssue, isScenarioError, loadScenarioFile, replay, type ReplayResult } from '@netsim/scenario';
 import { isSimError, toJsonLines, type SimScenario } from '@netsim/sim';
+import { buildReport, renderHtml, renderIndex } from '@netsim/report';
 import { loadPlugins } from './registry.ts';
 
 export interface ReplayCliOptions {
@@ -19,6 +20,8 @@ export interface ReplayCliOptions {
   /** Print the story of every scenario, not only of violations and findings. */
   readonly stories?: boolean;
   readonly controllers?: string;
+  /** Write DIR/<scenario>.html for each scenario and DIR/index.html linking them. */
+  readonly report?: string;
 }
 
 /** Where the command writes (tests capture it). */
@@ -116,6 +119,7 @@ export async function runReplay(paths: readonly string[], opts: ReplayCliOptions
     if (traceToStdout) io.stdout(trace);
     else writeFileSync(opts.trace, trace);
   }
+  if (opts.report !== undefined) writeReports(opts.report, rows);
   const failed = rows.filter((r) => r.verdict !== 'met');
   const status = rows.some((r) => r.verdict === 'error') ? 2 : failed.length > 0 ? 1 : 0;
   if (opts.json) {
@@ -152,6 +156,22 @@ export async function runReplay(paths: readonly string[], opts: ReplayCliOptions
   return status;
 }
 
+/** `--report DIR`: one HTML report per scenario that ran, and the table as DIR/index.html. */
+function writeReports(dir: string, rows: readonly Row[]): void {
+  mkdirSync(dir, { recursive: true });
+  const used = new Set<string>();
+  const index = rows.map((r) => {
+    const cells = [r.name, r.controller, r.seed === undefined ? '' : String(r.seed), r.expected, r.observed, r.verdict];
+    if (r.result === undefined) return { cells, ok: false };
+    let file = `${r.name.replace(/[^A-Za-z0-9._-]+/g, '-')}.html`;
+    for (let k = 2; used.has(file); k++) file = `${r.name.replace(/[^A-Za-z0-9._-]+/g, '-')}-${k}.html`;
+    used.add(file);
+    writeFileSync(join(dir, file), renderHtml(buildReport(r.result.events, { title: r.name })));
+    return { cells, href: file, ok: r.verdict === 'met' };
+  });
+  writeFileSync(join(dir, 'index.html'), renderIndex('netsim replay', ['scenario', 'controller', 'seed', 'expected', 'observed', 'verdict'], index));
+}
+
 function seedArg(v: string): number {
   if (!/^[0-9]+$/.test(v) || !Number.isSafeInteger(Number(v))) throw new InvalidArgumentError(`expected a non-negative integer, got "${v}"`);
   return Number(v);
@@ -168,6 +188,7 @@ export function replayCommand(): Command {
     .option('--full-story', `print whole stories (default: the last ${STORY_TAIL} lines)`, false)
     .option('--stories', 'print the story of every scenario, not only of those that broke an invariant', false)
     .option('--controllers <module>', 'a module exporting more controllers ("controllers": a registry by name)')
+    .option('--report <dir>', 'write DIR/<scenario>.html (a timeline report of each run) and DIR/index.html (this table, linking them)')
     .action(async (paths: string[], opts: ReplayCliOptions) => {
       process.exitCode = await runReplay(paths, opts);
     });
