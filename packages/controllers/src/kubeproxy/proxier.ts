@@ -307,7 +307,9 @@ export class Proxier {
     const activeNatChains = new Set<string>();
     for (const svc of svcPortMap.values()) {
       const { protocol, nameString } = svc;
-      const cat = categorizeEndpoints(endpointsMap.get(svc.key) ?? [], svc);
+      // The flaw drops serving-terminating endpoints: no fallback to them when none is ready.
+      const allEps = endpointsMap.get(svc.key) ?? [];
+      const cat = categorizeEndpoints(this.opts.flaw === 'terminating-endpoints-ignored' ? allEps.filter((e) => e.ready) : allEps, svc);
       const clusterPolicyChain = svc.clusterPolicyChainName;
       const usesClusterPolicyChain = cat.clusterEndpoints.length > 0;
       const localPolicyChain = svc.localPolicyChainName;
@@ -382,7 +384,7 @@ export class Proxier {
         chains.write(`:${ep.chainName} - [0:0]`);
         activeNatChains.add(ep.chainName);
         // Hairpin: a Pod reaching itself through the Service must be masqueraded.
-        rules.write('-A', ep.chainName, '-m', 'comment', '--comment', nameString, '-s', ep.ip, '-j', KUBE_MARK_MASQ);
+        if (this.opts.flaw !== 'hairpin-not-masqueraded') rules.write('-A', ep.chainName, '-m', 'comment', '--comment', nameString, '-s', ep.ip, '-j', KUBE_MARK_MASQ);
         // ClientIP affinity: the client's address goes on this endpoint's recent list.
         const affinity = svc.stickyMaxAgeSeconds > 0 ? ['-m', 'recent', '--name', ep.chainName, '--set'] : [];
         rules.write('-A', ep.chainName, '-m', 'comment', '--comment', nameString, ...affinity, '-m', protocol, '-p', protocol, '-j', 'DNAT', '--to-destination', ep.str);
