@@ -46,6 +46,7 @@ export interface SetDecl {
   readonly counter: boolean;
   readonly comment?: string;
   readonly policy?: 'performance' | 'memory';
+  readonly autoMerge?: boolean;
   readonly elements?: readonly RawElement[];
 }
 
@@ -57,7 +58,8 @@ export interface RuleBody {
   readonly setRefs: readonly Named[];
   /** jump/goto targets (in statements and anonymous vmaps), for the kernel's check. */
   readonly targets: readonly Named[];
-  /** Anonymous-set elements not yet typed are already typed here; kept for conflicting-interval errors. */
+  /** The `jump X`/`goto X` statements' ranges: the kernel names them when a jump closes a loop. */
+  readonly jumps: readonly { readonly chain: string; readonly span: Span }[];
   readonly span: Span;
 }
 

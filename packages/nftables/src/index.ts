@@ -10,3 +10,4 @@ export { DEFAULT_NFT_VERSION, emptyRuleset } from './types.ts';
 export { NftError, isNftError, type Diagnostic, type NftErrorCode, type Span } from './errors.ts';
 export { nftApply, tryNftApply, type ApplyOptions, type ApplyResult } from './transaction.ts';
 export { formatRuleset, formatTable, formatChainListing, formatRule, formatPriority, type ListOptions } from './listing.ts';
+export { diffRulesets, formatRulesetDiff, type RulesetChange } from './diff.ts';

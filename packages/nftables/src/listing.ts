@@ -52,7 +52,8 @@ function formatKeyPart(p: KeyPart): string {
   return `${formatNumber(p.type, p.lo)}-${formatNumber(p.type, p.hi)}`;
 }
 
-function formatElement(e: Element, setTimeoutMs?: number): string {
+/** One set element as `nft list` prints it. */
+export function formatElement(e: Element, setTimeoutMs?: number): string {
   let s = e.key.map(formatKeyPart).join(' . ');
   if (e.counter !== undefined) s += ` counter packets ${e.counter.packets} bytes ${e.counter.bytes}`;
   if (e.timeoutMs !== undefined) s += ` timeout ${formatTime(e.timeoutMs)}`;
@@ -137,6 +138,7 @@ function formatSet(set: NftSet): string {
     const order = ['constant', 'dynamic', 'interval', 'timeout'] as const;
     lines.push(`\t\tflags ${order.filter((x) => f.includes(x)).join(',')}`);
   }
+  if (set.autoMerge === true) lines.push('\t\tauto-merge');
   if (set.counter) lines.push('\t\tcounter');
   if (set.timeoutMs !== undefined) lines.push(`\t\ttimeout ${formatTime(set.timeoutMs)}`);
   if (set.gcIntervalMs !== undefined) lines.push(`\t\tgc-interval ${formatTime(set.gcIntervalMs)}`);

@@ -345,6 +345,14 @@ class Parser {
     return this.lastTok ?? (this.toks[0] as Token);
   }
 
+  /** A top-level command's range: nft's runs through the separator that ends it. */
+  private cmdSpan(start: Token): Span {
+    const last = this.lastBefore();
+    const sep = this.peek();
+    const end = this.isSep(sep) && sep.line === start.line ? sep.col : last.endCol;
+    return { line: start.line, col: start.col, endCol: start.line === last.line ? end : start.endCol };
+  }
+
   private tableCmd(op: 'add' | 'create', start: Token): void {
     const family = this.family();
     const name = this.identifier();
@@ -538,6 +546,7 @@ class Parser {
       counter: boolean;
       comment?: string;
       policy?: 'performance' | 'memory';
+      autoMerge?: boolean;
       elements?: RawElement[];
     } = { flags: [], counter: false };
     for (;;) {
@@ -606,6 +615,7 @@ class Parser {
           break;
         }
         case 'auto-merge':
+          d.autoMerge = true;
           break;
         case 'elements': {
           this.expectPunct('=');
@@ -805,7 +815,7 @@ class Parser {
     }
     if (op === 'replace' && position?.kind !== 'handle') throw syntax(this.peek(), 'handle');
     const body = this.ruleBody(family);
-    this.out.push({ kind: 'rule', op, family, table, chain, ...(position !== undefined && { position }), body, span: this.span(start, this.lastBefore()) });
+    this.out.push({ kind: 'rule', op, family, table, chain, ...(position !== undefined && { position }), body, span: this.cmdSpan(start) });
     this.endOfCommand();
   }
 
@@ -815,7 +825,7 @@ class Parser {
     const name = this.identifier();
     this.expectPunct('{');
     const decl = this.setBlock(isMap);
-    this.out.push({ kind: 'set', op, family, table, name, decl, span: this.span(start, this.lastBefore()) });
+    this.out.push({ kind: 'set', op, family, table, name, decl, span: this.cmdSpan(start) });
     this.endOfCommand();
   }
 
@@ -826,7 +836,7 @@ class Parser {
     this.expectPunct('{');
     // The set's type decides whether elements carry data; read data when a colon follows.
     const elements = this.rawElements(false);
-    this.out.push({ kind: 'element', op, family, table, set, elements, span: this.span(start, this.lastBefore()) });
+    this.out.push({ kind: 'element', op, family, table, set, elements, span: this.cmdSpan(start) });
     this.endOfCommand();
   }
 
@@ -862,7 +872,7 @@ class Parser {
       table,
       ...(name !== undefined && { name }),
       ...(handle !== undefined && { handle }),
-      span: this.span(start, this.lastBefore()),
+      span: this.cmdSpan(start),
     });
     this.endOfCommand();
   }
@@ -904,7 +914,8 @@ class Parser {
     const targets: Named[] = [];
     let comment: string | undefined;
     const first = this.peek();
-    const ctx: RuleCtx = { family, setRefs, targets };
+    const jumps: { chain: string; span: Span }[] = [];
+    const ctx: RuleCtx = { family, setRefs, targets, jumps };
     for (;;) {
       const t = this.peek();
       if (t.kind === 'eof' || this.isSep(t) || this.isPunct(t, '}')) break;
@@ -919,7 +930,7 @@ class Parser {
     }
     if (stmts.length === 0 && comment === undefined) throw syntax(this.peek());
     const last = this.lastBefore();
-    return { stmts: markDependencies(stmts, family), ...(comment !== undefined && { comment }), setRefs, targets, span: this.span(first, last) };
+    return { stmts: markDependencies(stmts, family), ...(comment !== undefined && { comment }), setRefs, targets, jumps, span: this.span(first, last) };
   }
 
   private stmt(ctx: RuleCtx, before: readonly Stmt[]): Stmt {
@@ -937,6 +948,7 @@ class Parser {
         this.next();
         const c = this.identifier();
         ctx.targets.push(c);
+        ctx.jumps.push({ chain: c.name, span: this.span(t, this.lastBefore()) });
         return { kind: 'verdict', verdict: { kind: t.text, chain: c.name } };
       }
       case 'queue':
@@ -981,6 +993,11 @@ class Parser {
         }
         throw syntax(t);
       default:
+        if (!KEYWORDS.has(t.text) && !isExprStart(t.text) && t.text !== 'and') {
+          // bison takes an unknown word as a symbol and fails on what follows it.
+          this.next();
+          throw syntax(this.peek());
+        }
         break;
     }
     // `meta mark set …`, `mark set …`, `ct mark set …`
@@ -1086,6 +1103,7 @@ class Parser {
   }
 
   private natStmt(kind: NatKind, ctx: RuleCtx, before: readonly Stmt[]): Stmt {
+    const natTok = this.lastBefore();
     let ipFamily = false;
     if (this.isWord(this.peek(), 'ip') && this.isWord(this.peek(1), 'to')) {
       this.next();
@@ -1093,7 +1111,6 @@ class Parser {
     }
     let addr: Extract<Stmt, { kind: 'nat' }>['addr'];
     let port: { lo: number; hi: number } | undefined;
-    const start = this.peek();
     if (this.isWord(this.peek(), 'to')) {
       this.next();
       const a = this.peek();
@@ -1117,6 +1134,7 @@ class Parser {
       }
       if (this.isPunct(this.peek(), ':') || (kind === 'redirect' && this.peek().kind === 'number')) {
         if (this.isPunct(this.peek(), ':')) this.next();
+        const portTok = this.peek();
         const lo = this.number().n;
         let hi = lo;
         if (this.isPunct(this.peek(), '-')) {
@@ -1125,7 +1143,7 @@ class Parser {
         }
         port = { lo, hi };
         if (!hasTransport(before)) {
-          throw new LocatedError('transport protocol mapping is only valid after transport protocol match', this.span(start, this.lastBefore()));
+          throw new LocatedError('transport protocol mapping is only valid after transport protocol match', this.span(portTok, this.lastBefore()), tokSpan(natTok));
         }
       }
     }
@@ -1140,7 +1158,7 @@ class Parser {
     }
     if (ctx.family === 'inet' && (kind === 'dnat' || kind === 'snat') && addr !== undefined && !ipFamily) {
       if (!before.some((s) => s.kind === 'match' && mentionsIp(s.left))) {
-        throw new LocatedError(`specify \`${kind} ip\` or '${kind} ip6' in inet table to disambiguate`, this.span(start, this.lastBefore()));
+        throw new LocatedError('ip or ip6 must be specified with address for inet tables.', tokSpan(natTok));
       }
     }
     return { kind: 'nat', nat: kind, ipFamily: ctx.family === 'inet' && addr !== undefined && (kind === 'dnat' || kind === 'snat'), ...(addr !== undefined && { addr }), ...(port !== undefined && { port }), flags };
@@ -1295,7 +1313,7 @@ class Parser {
       let elements = sortElements(typed);
       const hasInterval = elements.some((e) => e.key.some((k) => k.kind === 'range'));
       if (hasInterval && types.length === 1) elements = automerge(elements, types[0] as DataType);
-      if (elements.length === 1 && types.length === 1) {
+      if (raws.length === 1 && elements.length === 1 && types.length === 1) {
         // nft turns a one-element anonymous set into a plain comparison.
         const k = (elements[0] as Element).key[0];
         const raw = raws[0];
@@ -1354,6 +1372,7 @@ interface RuleCtx {
   readonly family: Family;
   readonly setRefs: Named[];
   readonly targets: Named[];
+  readonly jumps: { chain: string; span: Span }[];
 }
 
 function prefixRhs(type: DataType, lo: number, hi: number): Rhs {
@@ -1429,6 +1448,11 @@ function markDependencies(stmts: readonly Stmt[], family: Family): Stmt[] {
   for (let i = 0; i < out.length; i++) {
     const s = out[i] as Stmt;
     if (s.kind !== 'match' || (s.op !== 'implicit' && s.op !== '==') || s.right.kind !== 'value') continue;
+    if (family === 'inet' && s.left.kind === 'meta' && s.left.key === 'nfproto' && s.right.value.type === 'nf_proto' && s.right.value.n === 2) {
+      // `meta nfproto ipv4` is the implicit dependency of a later `ip …` match in inet tables.
+      if (out.slice(i + 1).some((x) => x.kind === 'match' && mentionsIpPayload(x.left))) out[i] = { ...s, hidden: true };
+      continue;
+    }
     const isMetaL4 = s.left.kind === 'meta' && s.left.key === 'l4proto';
     const isIpProto = s.left.kind === 'payload' && s.left.proto === 'ip' && s.left.field === 'protocol';
     if (!isMetaL4 && !(isIpProto && family === 'ip')) continue;
@@ -1445,6 +1469,13 @@ function markDependencies(stmts: readonly Stmt[], family: Family): Stmt[] {
     out[i] = { ...s, hidden: true };
   }
   return out;
+}
+
+function mentionsIpPayload(e: Expr): boolean {
+  if (e.kind === 'payload') return e.proto === 'ip';
+  if (e.kind === 'concat') return e.parts.some(mentionsIpPayload);
+  if (e.kind === 'binop') return mentionsIpPayload(e.left);
+  return false;
 }
 
 function usesProto(e: Expr, name: string): boolean {

@@ -13,7 +13,7 @@ import type { Command, Named, RawElement } from './commands.ts';
 import { automerge, checkConflicts, compareKeys, LocatedError, typeElement } from './elements.ts';
 import { NftError, type Diagnostic, type NftErrorCode, type Span } from './errors.ts';
 import { parse } from './parser.ts';
-import type { Chain, Element, Family, Hook, NftSet, NftVersion, Rule, Ruleset, Stmt, Table } from './types.ts';
+import type { Chain, DataType, Element, Family, Hook, NftSet, NftVersion, Rule, Ruleset, Stmt, Table } from './types.ts';
 import { DEFAULT_NFT_VERSION } from './types.ts';
 
 export interface ApplyOptions {
@@ -29,6 +29,7 @@ const ERRNO = {
   EBUSY: 'Device or resource busy',
   EOPNOTSUPP: 'Operation not supported',
   ELOOP: 'Too many levels of symbolic links',
+  EMLINK: 'Too many links',
   EINVAL: 'Invalid argument',
 } as const;
 type Errno = keyof typeof ERRNO;
@@ -47,7 +48,7 @@ interface WChain {
   handle: number;
   base?: Chain['base'];
   comment?: string;
-  rules: { rule: Rule; batch: number }[];
+  rules: { rule: Rule; batch: number; jumps?: readonly { readonly chain: string; readonly span: Span }[] }[];
 }
 
 interface WSet {
@@ -166,10 +167,10 @@ function successors(rule: Rule, t: WTable): { chain: string; batch: number }[] {
  * The kernel's table validation, from every base chain: the batch index from which it fails
  * (the latest message on the first failing path), or undefined when it passes.
  */
-function validate(t: WTable): { batch: number; errno: Errno } | undefined {
-  let worst: { batch: number; errno: Errno } | undefined;
-  const note = (batch: number, errno: Errno): void => {
-    if (worst === undefined || batch < worst.batch) worst = { batch, errno };
+function validate(t: WTable): { batch: number; errno: Errno; span?: Span } | undefined {
+  let worst: { batch: number; errno: Errno; span?: Span } | undefined;
+  const note = (batch: number, errno: Errno, span?: Span): void => {
+    if (worst === undefined || batch < worst.batch) worst = { batch, errno, ...(span !== undefined && { span }) };
   };
   for (const base of t.chains.values()) {
     if (base.base === undefined) continue;
@@ -182,13 +183,14 @@ function validate(t: WTable): { batch: number; errno: Errno } | undefined {
         return;
       }
       onPath.add(c.name);
-      for (const { rule, batch } of c.rules) {
+      for (const { rule, batch, jumps } of c.rules) {
         const b = Math.max(pathBatch, batch);
         for (const s of rule.stmts) if (!stmtAllowed(s, hook, type)) note(b, 'EOPNOTSUPP');
         for (const next of successors(rule, t)) {
           const nb = Math.max(b, next.batch);
           if (onPath.has(next.chain)) {
-            note(nb, 'ELOOP');
+            // The kernel names the jump that closes the loop.
+            note(nb, 'EMLINK', nb === batch ? jumps?.find((j) => j.chain === next.chain)?.span : undefined);
             continue;
           }
           if (visited.has(next.chain)) continue;
@@ -305,7 +307,7 @@ class Transaction {
       const v = validate(w);
       if (v === undefined) continue;
       for (const r of w.ruleCmds) {
-        if (r.batch >= v.batch) out.push({ code: 'kernel', span: r.span, message: `Could not process rule: ${ERRNO[v.errno]}` });
+        if (r.batch >= v.batch) out.push({ code: 'kernel', span: r.batch === v.batch && v.span !== undefined ? v.span : r.span, message: `Could not process rule: ${ERRNO[v.errno]}` });
       }
     }
     return out;
@@ -399,7 +401,7 @@ class Transaction {
       if (!t.chains.has(target.name)) throw new KernelError('ENOENT', target.span);
     }
     const rule: Rule = { handle: t.nextHandle++, stmts: cmd.body.stmts, ...(cmd.body.comment !== undefined && { comment: cmd.body.comment }) };
-    const entry = { rule, batch };
+    const entry = { rule, batch, jumps: cmd.body.jumps };
     const pos = cmd.position;
     if (pos === undefined) {
       if (cmd.op === 'insert') chain.rules.unshift(entry);
@@ -455,7 +457,9 @@ class Transaction {
       ...(d.keyTypeof !== undefined && { keyTypeof: d.keyTypeof }),
       ...(d.dataType !== undefined && { dataType: d.dataType }),
       ...(d.dataTypeof !== undefined && { dataTypeof: d.dataTypeof }),
-      flags: d.flags,
+      // A set timeout implies the timeout flag (the kernel sets it).
+      flags: d.timeoutMs !== undefined && !d.flags.includes('timeout') ? [...d.flags, 'timeout'] : d.flags,
+      ...(d.autoMerge === true && { autoMerge: true }),
       ...(d.timeoutMs !== undefined && { timeoutMs: d.timeoutMs }),
       ...(d.gcIntervalMs !== undefined && { gcIntervalMs: d.gcIntervalMs }),
       ...(dynamicSize !== undefined && { size: dynamicSize }),
@@ -473,7 +477,8 @@ class Transaction {
     const typed = raws.map((r) => {
       const el = typeElement(typing, r);
       if (!interval && el.key.some((k) => k.kind === 'range')) {
-        throw new LocatedError(`You must add 'flags interval' to your set declaration if you want to add prefix/range elements`, r.span);
+        const kind = r.key.some((k) => k.kind === 'prefix') ? 'prefix' : 'range';
+        throw new LocatedError(`You must add 'flags interval' to your set declaration if you want to add ${kind} elements`, r.span);
       }
       return el;
     });
@@ -483,6 +488,12 @@ class Transaction {
 
   private addElements(w: WSet, raws: readonly RawElement[], batch: number, exclusive: boolean, spans?: readonly Span[]): void {
     const s = w.set;
+    if (s.autoMerge === true && s.flags.includes('interval') && s.keyType.length === 1) {
+      const typedM = raws.map((r) => typeElement({ keyType: s.keyType }, r));
+      const merged = automerge([...w.elements.map((e) => e.el), ...typedM], s.keyType[0] as DataType);
+      w.elements = merged.map((el) => ({ el, batch }));
+      return;
+    }
     const typed = this.typeAll(raws, { keyType: s.keyType, ...(s.dataType !== undefined && { dataType: s.dataType }) }, s.flags.includes('interval'), w.elements.map((e) => e.el));
     typed.forEach((el, i) => {
       const withCounter = s.counter && el.counter === undefined ? { ...el, counter: { packets: 0, bytes: 0 } } : el;

@@ -82,6 +82,8 @@ export interface NftSet {
   readonly counter: boolean;
   readonly comment?: string;
   readonly policy?: 'performance' | 'memory';
+  /** `auto-merge`: overlapping and adjacent intervals merge instead of conflicting. */
+  readonly autoMerge?: boolean;
   readonly elements: readonly Element[];
 }
 
