@@ -13,7 +13,7 @@ const PROTOCOLS: Readonly<Record<string, number>> = {
   isis: 124, sctp: 132, fc: 133, 'mobility-header': 135, udplite: 136, 'mpls-in-ip': 137,
   manet: 138, hip: 139, shim6: 140, wesp: 141, rohc: 142, ethernet: 143, mptcp: 262,
 };
-const PROTOCOL_NAMES = new Map<number, string>(Object.entries(PROTOCOLS).map(([k, v]) => [v, k]));
+const PROTOCOL_NAMES: ReadonlyMap<number, string> = new Map<number, string>(Object.entries(PROTOCOLS).map(([k, v]) => [v, k]));
 
 /** Service names nft resolves through /etc/services (the common ones; printed as numbers). */
 const SERVICES: Readonly<Record<string, number>> = {

@@ -33,8 +33,8 @@ export interface Token {
   readonly endCol: number;
 }
 
-const PUNCT2 = new Set(['==', '!=', '<=', '>=']);
-const PUNCT1 = new Set(['{', '}', '(', ')', ';', ':', ',', '.', '-', '/', '@', '=', '!', '&', '|', '^', '*', '+', '<', '>']);
+const PUNCT2: ReadonlySet<string> = new Set(['==', '!=', '<=', '>=']);
+const PUNCT1: ReadonlySet<string> = new Set(['{', '}', '(', ')', ';', ':', ',', '.', '-', '/', '@', '=', '!', '&', '|', '^', '*', '+', '<', '>']);
 
 function isLetter(c: number): boolean {
   return (c >= 65 && c <= 90) || (c >= 97 && c <= 122);

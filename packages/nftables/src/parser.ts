@@ -33,7 +33,7 @@ export interface ParseResult {
   readonly diagnostics: readonly Diagnostic[];
 }
 
-const KEYWORDS = new Set([
+const KEYWORDS: ReadonlySet<string> = new Set([
   'table', 'chain', 'set', 'map', 'rule', 'element', 'add', 'create', 'insert', 'replace', 'delete', 'flush', 'define',
   'accept', 'drop', 'continue', 'return', 'jump', 'goto', 'queue', 'counter', 'log', 'limit', 'reject', 'notrack',
   'masquerade', 'snat', 'dnat', 'redirect', 'comment', 'ip', 'tcp', 'udp', 'th', 'meta', 'ct', 'fib', 'numgen', 'vmap',
@@ -101,7 +101,7 @@ const META_KEYS: Readonly<Record<string, DataType>> = {
   pkttype: 'pkt_type',
   length: 'integer',
 };
-const BARE_META = new Set(['mark', 'iifname', 'oifname', 'iif', 'oif', 'pkttype']);
+const BARE_META: ReadonlySet<string> = new Set(['mark', 'iifname', 'oifname', 'iif', 'oif', 'pkttype']);
 
 const PAYLOAD: Readonly<Record<string, Readonly<Record<string, DataType>>>> = {
   ip: { saddr: 'ipv4_addr', daddr: 'ipv4_addr', protocol: 'inet_proto', ttl: 'integer', length: 'integer', id: 'integer', dscp: 'integer' },

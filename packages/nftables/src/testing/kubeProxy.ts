@@ -85,7 +85,7 @@ add map ip kube-proxy service-ips { type ipv4_addr . inet_proto . inet_service :
 add map ip kube-proxy service-nodeports { type inet_proto . inet_service : verdict ; comment "NodePort traffic" ; }
 `;
 
-const FLUSH_FIXED = [
+const FLUSH_FIXED: readonly string[] = [
   'cluster-ips-check', 'filter-prerouting-pre-dnat', 'filter-output-pre-dnat', 'filter-forward', 'filter-input', 'filter-output',
   'firewall-check', 'mark-for-masquerade', 'masquerading', 'nat-output', 'nat-postrouting', 'nat-prerouting',
   'nodeport-endpoints-check', 'reject-chain', 'services', 'service-endpoints-check',
