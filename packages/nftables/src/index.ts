@@ -11,3 +11,25 @@ export { NftError, isNftError, type Diagnostic, type NftErrorCode, type Span } f
 export { nftApply, tryNftApply, type ApplyOptions, type ApplyResult } from './transaction.ts';
 export { formatRuleset, formatTable, formatChainListing, formatRule, formatPriority, type ListOptions } from './listing.ts';
 export { diffRulesets, formatRulesetDiff, type RulesetChange } from './diff.ts';
+export {
+  baseChainsAt,
+  createNftEvalState,
+  evaluateBaseChain,
+  evaluateHook,
+  formatNftTrace,
+  hookSchedule,
+  iptablesPriority,
+  type CtStateName,
+  type HookStep,
+  type IptablesTableName,
+  type NftBaseChainRef,
+  type NftChainResult,
+  type NftConntrackView,
+  type NftEvalContext,
+  type NftEvalState,
+  type NftHookResult,
+  type NftNatRequest,
+  type NftPacket,
+  type NftTraceEntry,
+  type NftVerdictKind,
+} from './evaluate.ts';
