@@ -7,6 +7,7 @@ import { join } from 'node:path';
 
 export const ALLOWED_IMPORTS: { readonly [pkg: string]: readonly string[] } = {
   netfilter: [],
+  nftables: [],
   kube: [],
   kernel: ['netfilter'],
   sim: ['netfilter', 'kernel', 'kube'],
@@ -15,7 +16,7 @@ export const ALLOWED_IMPORTS: { readonly [pkg: string]: readonly string[] } = {
   scenario: ['sim', 'check', 'controllers', 'netfilter', 'kernel', 'kube'],
   conformance: ['netfilter', 'kernel'],
   report: ['sim'],
-  cli: ['netfilter', 'kernel', 'kube', 'sim', 'check', 'controllers', 'scenario', 'report'],
+  cli: ['netfilter', 'nftables', 'kernel', 'kube', 'sim', 'check', 'controllers', 'scenario', 'report'],
 };
 
 export interface LayerViolation {

@@ -8,6 +8,7 @@ import { fuzzCommand } from './commands/fuzz.ts';
 import { replayCommand } from './commands/replay.ts';
 import { reportCommand } from './commands/report.ts';
 import { traceCommand } from './commands/trace.ts';
+import { registerNftCommand } from './commands/nft.ts';
 
 const program = new Command();
 program
@@ -17,6 +18,7 @@ program
 program.addCommand(traceCommand());
 
 registerRulesetCommand(program);
+registerNftCommand(program);
 
 // scenario: replay and fuzz
 program.addCommand(replayCommand());
