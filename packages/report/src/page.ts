@@ -49,7 +49,7 @@ aside{position:sticky;top:.5rem;max-height:calc(100vh - 1rem);display:flex;flex-
 #details{border:1px solid var(--line);border-radius:6px;padding:.5rem;font-size:.8rem;overflow:auto;max-height:50vh}
 #details pre{white-space:pre-wrap;word-break:break-word;background:#f6f8fa;padding:.4rem;margin:.3rem 0;font-size:.72rem}
 #details .add{color:#116329}#details .del{color:#82071e}
-#story{border:1px solid var(--line);border-radius:6px;overflow:auto;font-size:.78rem;flex:1;min-height:12rem}
+#story{position:relative;border:1px solid var(--line);border-radius:6px;overflow:auto;font-size:.78rem;flex:1;min-height:12rem}
 #story ol{margin:0;padding:.3rem .3rem .3rem 2.6rem}
 #story li{padding:.05rem 0}
 #story li button{all:unset;cursor:pointer;display:block;word-break:break-word}
@@ -78,7 +78,7 @@ current.forEach(function(x){x.classList.add('sel');});
 if(fromStory&&current[0])current[0].scrollIntoView({block:'nearest',inline:'center'});
 if(curStory){curStory.classList.remove('cur');curStory.removeAttribute('aria-current');}
 curStory=d.story===null?null:document.getElementById('s-'+d.story);
-if(curStory){curStory.classList.add('cur');curStory.setAttribute('aria-current','true');if(!fromStory)curStory.scrollIntoView({block:'nearest'});}
+if(curStory){curStory.classList.add('cur');curStory.setAttribute('aria-current','true');if(!fromStory){var box=document.getElementById('story');box.scrollTop=Math.max(0,curStory.offsetTop-box.clientHeight/2);}}
 panel.textContent='';
 panel.appendChild(el('h2',null,'t='+d.t+'ms · step '+d.step));
 panel.appendChild(el('p','what',d.text));
