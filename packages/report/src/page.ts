@@ -61,35 +61,35 @@ aside{position:sticky;top:.5rem;max-height:calc(100vh - 1rem);display:flex;flex-
 
 /** The client script: click an item or a story line → details, story and timeline in step. */
 export const SCRIPT = `
-(function(){
-var data=JSON.parse(document.getElementById('report-data').textContent);
-var byE={};data.details.forEach(function(d){byE[d.e]=d;});
-var changes=data.changes;var nodes=data.nodes;
-var panel=document.getElementById('details');
-var current=[];var curStory=null;
-function el(tag,cls,text){var x=document.createElement(tag);if(cls)x.className=cls;if(text!==undefined)x.textContent=text;return x;}
-function diffPre(text){var pre=el('pre','diff');text.split('\\n').forEach(function(l){if(l==='')return;var s=el('span',l.charAt(0)==='+'?'add':l.charAt(0)==='-'?'del':'',l+'\\n');pre.appendChild(s);});return pre;}
-function rulesAt(d){var out=[];nodes.forEach(function(n){var last=null;for(var i=0;i<changes.length;i++){var c=changes[i];if(c.step>d.step)break;if(c.node===n)last=c;}out.push({node:n,change:last});});return out;}
-function select(e,fromStory){
-var d=byE[e];if(!d)return;
-current.forEach(function(x){x.classList.remove('sel');});
-current=Array.prototype.slice.call(document.querySelectorAll('.chart [data-e="'+e+'"]'));
-current.forEach(function(x){x.classList.add('sel');});
-if(fromStory&&current[0])current[0].scrollIntoView({block:'nearest',inline:'center'});
-if(curStory){curStory.classList.remove('cur');curStory.removeAttribute('aria-current');}
-curStory=d.story===null?null:document.getElementById('s-'+d.story);
-if(curStory){curStory.classList.add('cur');curStory.setAttribute('aria-current','true');if(!fromStory){var box=document.getElementById('story');box.scrollTop=Math.max(0,curStory.offsetTop-box.clientHeight/2);}}
-panel.textContent='';
-panel.appendChild(el('h2',null,'t='+d.t+'ms · step '+d.step));
-panel.appendChild(el('p','what',d.text));
-if(d.story!==null){var p=el('p','story-line');var b=el('button',null,'story line '+d.story);b.type='button';b.addEventListener('click',function(){var li=document.getElementById('s-'+d.story);if(li){li.scrollIntoView({block:'nearest'});li.querySelector('button').focus();}});p.appendChild(b);var li=document.getElementById('s-'+d.story);if(li)p.appendChild(document.createTextNode(': '+li.textContent));panel.appendChild(p);}
-if(d.hops){panel.appendChild(el('h3',null,'Packet trace, hop by hop'));panel.appendChild(el('pre','hops',d.hops));}
-var h=el('h3',null,'Ruleset diff at this instant');panel.appendChild(h);
-rulesAt(d).forEach(function(r){var sec=el('div','rules');sec.setAttribute('data-node',r.node);
-if(r.change===null){sec.appendChild(el('p',null,r.node+': no rules changed before this instant'));}
-else{var same=r.change.step===d.step;sec.appendChild(el('p',null,r.node+': '+(same?'changed at this step':'unchanged at this step; last change at t='+r.change.t+'ms (step '+r.change.step+')')+' by '+r.change.agent));sec.appendChild(diffPre(r.change.diff));}
-panel.appendChild(sec);});
-}
-document.addEventListener('click',function(ev){var t=ev.target;if(!(t instanceof Element))return;var x=t.closest('[data-e]');if(!x)return;select(Number(x.getAttribute('data-e')),!!x.closest('#story'));});
-})();
+  (function(){
+  var data=JSON.parse(document.getElementById('report-data').textContent);
+  var byE={};data.details.forEach(function(d){byE[d.e]=d;});
+  var changes=data.changes;var nodes=data.nodes;
+  var panel=document.getElementById('details');
+  var current=[];var curStory=null;
+  function el(tag,cls,text){var x=document.createElement(tag);if(cls)x.className=cls;if(text!==undefined)x.textContent=text;return x;}
+  function diffPre(text){var pre=el('pre','diff');text.split('\\n').forEach(function(l){if(l==='')return;var s=el('span',l.charAt(0)==='+'?'add':l.charAt(0)==='-'?'del':'',l+'\\n');pre.appendChild(s);});return pre;}
+  function rulesAt(d){var out=[];nodes.forEach(function(n){var last=null;for(var i=0;i<changes.length;i++){var c=changes[i];if(c.step>d.step)break;if(c.node===n)last=c;}out.push({node:n,change:last});});return out;}
+  function select(e,fromStory){
+  var d=byE[e];if(!d)return;
+  current.forEach(function(x){x.classList.remove('sel');});
+  current=Array.prototype.slice.call(document.querySelectorAll('.chart [data-e="'+e+'"]'));
+  current.forEach(function(x){x.classList.add('sel');});
+  if(fromStory&&current[0])current[0].scrollIntoView({block:'nearest',inline:'center'});
+  if(curStory){curStory.classList.remove('cur');curStory.removeAttribute('aria-current');}
+  curStory=d.story===null?null:document.getElementById('s-'+d.story);
+  if(curStory){curStory.classList.add('cur');curStory.setAttribute('aria-current','true');if(!fromStory){var box=document.getElementById('story');box.scrollTop=Math.max(0,curStory.offsetTop-box.clientHeight/2);}}
+  panel.textContent='';
+  panel.appendChild(el('h2',null,'t='+d.t+'ms · step '+d.step));
+  panel.appendChild(el('p','what',d.text));
+  if(d.story!==null){var p=el('p','story-line');var b=el('button',null,'story line '+d.story);b.type='button';b.addEventListener('click',function(){var li=document.getElementById('s-'+d.story);if(li){li.scrollIntoView({block:'nearest'});li.querySelector('button').focus();}});p.appendChild(b);var li=document.getElementById('s-'+d.story);if(li)p.appendChild(document.createTextNode(': '+li.textContent));panel.appendChild(p);}
+  if(d.hops){panel.appendChild(el('h3',null,'Packet trace, hop by hop'));panel.appendChild(el('pre','hops',d.hops));}
+  var h=el('h3',null,'Ruleset diff at this instant');panel.appendChild(h);
+  rulesAt(d).forEach(function(r){var sec=el('div','rules');sec.setAttribute('data-node',r.node);
+  if(r.change===null){sec.appendChild(el('p',null,r.node+': no rules changed before this instant'));}
+  else{var same=r.change.step===d.step;sec.appendChild(el('p',null,r.node+': '+(same?'changed at this step':'unchanged at this step; last change at t='+r.change.t+'ms (step '+r.change.step+')')+' by '+r.change.agent));sec.appendChild(diffPre(r.change.diff));}
+  panel.appendChild(sec);});
+  }
+  document.addEventListener('click',function(ev){var t=ev.target;if(!(t instanceof Element))return;var x=t.closest('[data-e]');if(!x)return;select(Number(x.getAttribute('data-e')),!!x.closest('#story'));});
+  })();
 `;
