@@ -2,6 +2,7 @@
 /**
  * `netsim` — the command line. Each subcommand lives in `commands/` and registers itself here.
  */
+import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerRulesetCommand } from './commands/ruleset.ts';
 import { fuzzCommand } from './commands/fuzz.ts';
@@ -12,7 +13,7 @@ const program = new Command();
 program
   .name('netsim')
   .description('Deterministic network simulator for Kubernetes node-networking controllers')
-  .version('0.1.0');
+  .version((JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version);
 program.addCommand(traceCommand());
 
 registerRulesetCommand(program);
