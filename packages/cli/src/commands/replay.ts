@@ -191,7 +191,8 @@ export async function runReplay(paths: readonly string[], opts: ReplayCliOptions
   }
   out(formatTable(['scenario', 'controller', 'seed', 'expected', 'observed', 'verdict'], rows.map((r) => [r.name, r.controller, r.seed === undefined ? '' : String(r.seed), r.expected, r.observed, r.verdict])));
   for (const r of rows) {
-    if (r.error !== undefined) out(`\n${r.path} could not be run:\n${r.error}\n`);
+    // The reason goes to stderr: a report on stdout (or a trace) never carries error text.
+    if (r.error !== undefined) io.stderr(`${r.path} could not be run:\n${r.error}\n`);
     const res = r.result;
     if (res === undefined) continue;
     if (res.outcome.status !== 'ok' || opts.stories === true) out(`\n${r.name} (${r.controller}, seed ${res.seed}): ${res.observed}\n${storyText(res, opts.fullStory === true)}\n`);
