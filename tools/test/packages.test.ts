@@ -23,7 +23,7 @@ function importedPackages(p: WorkspacePackage): Set<string> {
   const names = new Set<string>();
   for (const f of sourceFiles(join(p.dir, 'src'))) {
     const text = readFileSync(f, 'utf8');
-    for (const m of text.matchAll(/(?:\bfrom\s+|\bimport\s*\(?\s*)'([^'.][^']*)'/g)) {
+    for (const m of text.matchAll(/(?:\bfrom\s+|^\s*import\s+|\bimport\s*\(\s*)'([^'.][^']*)'/gm)) {
       const spec = m[1] ?? '';
       if (spec.startsWith('node:')) continue;
       const parts = spec.split('/');

@@ -9,6 +9,7 @@ import { registerRulesetCommand } from './commands/ruleset.ts';
 import { fuzzCommand } from './commands/fuzz.ts';
 import { replayCommand } from './commands/replay.ts';
 import { traceCommand } from './commands/trace.ts';
+import { registerNftCommand } from './commands/nft.ts';
 import { EXIT, UsageError, messageOf } from './errors.ts';
 
 function version(): string {
@@ -21,6 +22,7 @@ export function program(): Command {
   p.name('netsim').description('Deterministic network simulator for Kubernetes node-networking controllers').version(version());
   p.addCommand(traceCommand());
   registerRulesetCommand(p);
+  registerNftCommand(p);
   // scenario: replay and fuzz
   p.addCommand(replayCommand());
   p.addCommand(fuzzCommand());
