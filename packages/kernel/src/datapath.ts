@@ -44,6 +44,7 @@ import {
   invertTuple,
   tcpTimeoutSec,
   tcpTransition,
+  tcpValidFlags,
   type CtDir,
   type CtEntry,
 } from './conntrack.ts';
@@ -294,6 +295,11 @@ function newEntry(host: Host, pkt: Pkt, rc: RunCtx): SkbCt {
       ctTrace(host, 'invalid', null, rc, undefined, `(a ${flagsText(pkt.tcpFlags)} segment cannot start a connection)`);
       return { entry: null, dir: 'original', state: 'INVALID' };
     }
+    // tcp_new: only a SYN starts a connection unless nf_conntrack_tcp_loose lets an ACK pick one up.
+    if (next !== 'SYN_SENT' && host.config.sysctls.tcpLoose === 0) {
+      ctTrace(host, 'invalid', null, rc, undefined, `(a mid-stream ${flagsText(pkt.tcpFlags)} starts nothing with nf_conntrack_tcp_loose=0)`);
+      return { entry: null, dir: 'original', state: 'INVALID' };
+    }
     const e = host.conntrack.create(tuple, rc.nowMs, tcpTimeoutSec(next, t));
     e.tcpState = next;
     ctTrace(host, 'new', e, rc, 'original');
@@ -317,7 +323,11 @@ function flagsText(f: number): string {
   if ((f & TCP_SYN) !== 0) parts.push('SYN');
   if ((f & 0x01) !== 0) parts.push('FIN');
   if ((f & TCP_RST) !== 0) parts.push('RST');
+  if ((f & 0x08) !== 0) parts.push('PSH');
   if ((f & TCP_ACK) !== 0) parts.push('ACK');
+  if ((f & 0x20) !== 0) parts.push('URG');
+  if ((f & 0x40) !== 0) parts.push('ECE');
+  if ((f & 0x80) !== 0) parts.push('CWR');
   return parts.length === 0 ? 'flagless' : parts.join(',');
 }
 
@@ -339,6 +349,11 @@ function conntrackIn(host: Host, pkt: Pkt, notrack: boolean, rc: RunCtx): SkbCt 
     return { entry: hit.entry, dir: hit.dir, state: 'RELATED' };
   }
   const hit = table.find(pktTuple(pkt), rc.nowMs);
+  if (pkt.proto === PROTO_TCP && !tcpValidFlags(pkt.tcpFlags)) {
+    // tcp_error runs before the state machine, for a known connection too: nothing changes.
+    ctTrace(host, 'invalid', hit?.entry ?? null, rc, hit?.dir, `(invalid TCP flag combination ${flagsText(pkt.tcpFlags)})`);
+    return { entry: null, dir: 'original', state: 'INVALID' };
+  }
   if (hit === undefined) return newEntry(host, pkt, rc);
   const e = hit.entry;
   const dir = hit.dir;
@@ -856,6 +871,15 @@ function rejectReply(host: Host, pkt: Pkt, how: RejectWith, sk: SkbCt, rc: RunCt
     const rst = tcpReset(pkt, rc.nextPktId(), { host: host.name, why: rejectWhy(sk, rc) });
     rc.trace.push({ kind: 'stack', host: host.name, event: 'reject-rst', detail: `REJECT answers with ${flagsText(rst.tcpFlags)} ${ends(rst)}` });
     const a = attachFor(sk);
+    // nf_send_reset marks the rejected packet's connection closing (nf_ct_set_closing): a
+    // confirmed entry, e.g. of a local SYN looped to the host's own address and rejected in
+    // INPUT, stays in CLOSE for the close timeout.
+    const e = sk.entry;
+    if (e !== null && e.tcpState !== null && !e.dying) {
+      e.tcpState = 'CLOSE';
+      e.expiresMs = rc.nowMs + tcpTimeoutSec('CLOSE', host.config.sysctls.ctTimeouts) * 1000;
+      ctTrace(host, 'closing', e, rc, sk.dir, '(REJECT --reject-with tcp-reset closes the connection)');
+    }
     nested(rc, () => hostSend(host, rst, rc, a !== undefined ? { attach: a } : {}));
     return;
   }

@@ -107,6 +107,7 @@ export function buildEndpointsMap(slices: readonly EndpointSlice[], nodeName: st
   return out;
 }
 
+/** The endpoints each traffic policy uses, as `CategorizeEndpoints` returns them. */
 export interface CategorizedEndpoints {
   readonly clusterEndpoints: readonly EndpointInfo[];
   readonly localEndpoints: readonly EndpointInfo[];
