@@ -8,6 +8,7 @@
  */
 import { excludesIn, OptionTable, OptionTracker, type ExtensionInstance, type OptionUse, type ParseEnv } from './extension.ts';
 import { paramProblem } from './failure.ts';
+import type { MatchModule } from './matches.ts';
 import { getaddrinfoV4, xtablesStrtoui } from './hostAddress.ts';
 import { formatIpv4 } from './ip.ts';
 import type { Ipv4, Match, RecentMatch, Ruleset } from './types.ts';
@@ -148,7 +149,7 @@ function truncateBytes(s: string, max: number): string {
 }
 
 /** The `-m recent` module for the registry. */
-export const RECENT_MODULE = { name: 'recent', options: RECENT_OPTIONS, create: (): ExtensionInstance<Match> => new RecentInstance() };
+export const RECENT_MODULE: MatchModule = { name: 'recent', options: RECENT_OPTIONS, create: (): ExtensionInstance<Match> => new RecentInstance() };
 
 // ---------------------------------------------------------------------------------------------
 // Text
@@ -157,15 +158,16 @@ const MODE_LIST: { readonly [M in RecentMatch['mode']]: string } = { set: 'SET',
 
 /**
  * The `iptables-save` words, in libxt_recent's order. The name is printed as it is, unquoted
- * (a name with a blank does not read back, as with the real tool).
+ * (a name with a blank does not read back, as with the real tool), and numbers as signed ints.
  */
 export function saveRecentWords(m: RecentMatch, out: string[]): void {
   out.push('-m', 'recent');
   if (m.negate) out.push('!');
   out.push(`--${m.mode}`);
-  if (m.seconds !== undefined) out.push('--seconds', String(m.seconds));
+  // libxt_recent prints both with %d: above 2^31-1 they come out negative (and do not read back).
+  if (m.seconds !== undefined) out.push('--seconds', String(m.seconds | 0));
   if (m.reap) out.push('--reap');
-  if (m.hitcount !== 0) out.push('--hitcount', String(m.hitcount));
+  if (m.hitcount !== 0) out.push('--hitcount', String(m.hitcount | 0));
   if (m.rttl) out.push('--rttl');
   out.push('--name', m.name, '--mask', formatIpv4(m.mask), m.side === 'source' ? '--rsource' : '--rdest');
 }
@@ -173,9 +175,9 @@ export function saveRecentWords(m: RecentMatch, out: string[]): void {
 /** The `iptables -L` text. */
 export function listRecentText(m: RecentMatch): string {
   let s = `${m.negate ? '! ' : ''}recent: ${MODE_LIST[m.mode]}`;
-  if (m.seconds !== undefined) s += ` seconds: ${m.seconds}`;
+  if (m.seconds !== undefined) s += ` seconds: ${m.seconds | 0}`;
   if (m.reap) s += ' reap';
-  if (m.hitcount !== 0) s += ` hit_count: ${m.hitcount}`;
+  if (m.hitcount !== 0) s += ` hit_count: ${m.hitcount | 0}`;
   if (m.rttl) s += ' TTL-Match';
   return `${s} name: ${m.name} side: ${m.side} mask: ${formatIpv4(m.mask)}`;
 }
