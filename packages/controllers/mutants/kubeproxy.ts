@@ -32,4 +32,8 @@ export const KUBE_PROXY_MUTANTS: readonly Mutant[] = [
   kubeProxy('no-retry', 'a failed sync is never retried', 'kubernetes/kubernetes#38140', 'kube-proxy should have retry logic for iptables op failure'),
   /** A delete handler reads a tombstone as the object: a delete missed in a watch gap crashes the proxy. */
   kubeProxy('tombstone-crash', 'a tombstone in a delete handler crashes the proxy', 'd2iq-archive/kubernetes-mesos#705', 'panic in executor/observer: interface conversion: interface is cache.DeletedFinalStateUnknown, not *api.Pod'),
+  /** Serving-terminating endpoints are dropped: a Local Service whose only local endpoint is terminating drops traffic. */
+  kubeProxy('terminating-endpoints-ignored', 'terminating but still serving endpoints are never used, even when nothing else is left', 'kubernetes/kubernetes#85643', 'Create ability to do zero downtime deployments when using externalTrafficPolicy: Local'),
+  /** The endpoint chain forgets the hairpin masquerade: a Pod that reaches itself through its Service gets no reply. */
+  kubeProxy('hairpin-not-masqueraded', 'a Pod reaching itself through its Service is not masqueraded', 'kubernetes/kubernetes#20475', "A pod can't direct traffic to itself via a service"),
 ];

@@ -42,6 +42,8 @@ export const NPL_MUTANTS: readonly Mutant[] = [
   npl('duplicate-jumps', 'the PREROUTING/OUTPUT jumps are appended again at every start', 'coreos/kenc#42', 'iptables-restore with no flush leads to duplicate rules'),
   /** A Service's port changes (targetPort changed, port added or removed) do not resync the Pods it selects. */
   npl('port-update-ignored', 'a Service targetPort change or a removed Service port leaves the old mappings', 'antrea-io/antrea#1912', "NPL(node Port Local) doesn't works for Multi-Port Services objects"),
+  /** A named targetPort (`targetPort: http`) is never resolved against the Pod's container ports. */
+  npl('named-port-ignored', 'a Service with a named targetPort gets no mapping', 'antrea-io/antrea#2222', 'Use target port of Service in NodePortLocal to configure Pod reachability'),
   /** A Service's selector change does not resync the Pods that left or joined it. */
   npl('selector-update-ignored', 'Pods no longer selected keep their mappings, newly selected ones get none', 'kubernetes/kubernetes#98066', 'kube-proxy would not update iptables rules when pod selectors are used for service'),
 ];

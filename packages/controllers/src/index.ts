@@ -10,7 +10,7 @@ export { NPL_MAX_RETRY_DELAY_MS, NPL_MIN_RETRY_DELAY_MS, NPL_WORKERS } from './n
 export { IptablesPodPortRules, NPL_JUMP_SPEC, buildRuleForPod, type PodPortRules } from './npl/rules.ts';
 export { PortTable, ProcessPortOpener, type Closer, type LocalPortOpener, type NodePortData, type PortRange } from './npl/portTable.ts';
 export { cleanupNplAnnotationForPod, compareNplAnnotationLists, formatNplAnnotation, parseNplAnnotation, patchPod } from './npl/annotations.ts';
-export { NPL_DECLARATION, parseNplMappings } from './npl/declaration.ts';
+export { NPL_DECLARATION, nplEligiblePorts, parseNplMappings, type NplEligiblePort } from './npl/declaration.ts';
 export { DEFAULT_PORT_RANGE, NPL_ANNOTATION, NPL_CHAIN, NPL_ENABLED_ANNOTATION, buildPortProto, parsePortProto, type NplAnnotation, type PodNodePort } from './npl/types.ts';
 export { flannel, type FlannelOptions, type FlannelVariant } from './flannel/index.ts';
 export { KUBE_PROXY_MARK, MASQ_CHAIN, MASQ_COMMENT, masqRules, type IptablesRule } from './flannel/rules.ts';

@@ -21,6 +21,7 @@ const EXPECTED_MISSED: ReadonlyMap<string, string> = new Map([
   ['npl:flush-before-refill', 'an oracle that a restart never takes away a served mapping'],
   ['npl:duplicate-jumps', 'no-duplicate-rules over every table, with restarts'],
   ['npl:port-update-ignored', 'Service port updates and a mappings == eligible oracle'],
+  ['npl:named-port-ignored', 'named targetPorts in the generated Services and a mapping-published liveness oracle'],
   ['npl:selector-update-ignored', 'Service selector updates and a mappings == eligible oracle'],
   ['flannel:masquerade-pod-to-pod', 'the Pod-to-Pod source-preserved datapath probe'],
   ['flannel:no-egress-masquerade', 'the Pod egress masquerade datapath probe'],
@@ -34,6 +35,8 @@ const EXPECTED_MISSED: ReadonlyMap<string, string> = new Map([
   ['kube-proxy:flush-before-refill', 'the owned-chains oracle (KUBE-POSTROUTING emptied between two restores)'],
   ['kube-proxy:no-retry', 'iptables failures in the campaign and a liveness oracle'],
   ['kube-proxy:tombstone-crash', 'a Service or EndpointSlice deleted during a watch gap'],
+  ['kube-proxy:terminating-endpoints-ignored', 'graceful deletion windows and a NodePort Local probe while the only local endpoint terminates'],
+  ['kube-proxy:hairpin-not-masqueraded', 'a ClusterIP probe from a Pod that may be sent to itself'],
 ]);
 
 describe('mutation suite: the default campaign of netsim fuzz', () => {

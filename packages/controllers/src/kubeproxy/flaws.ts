@@ -15,6 +15,8 @@ export const KUBE_PROXY_FLAWS = [
   'flush-before-refill',
   'no-retry',
   'tombstone-crash',
+  'terminating-endpoints-ignored',
+  'hairpin-not-masqueraded',
 ] as const;
 
 /** A kube-proxy flaw (see {@link KUBE_PROXY_FLAWS}). */

@@ -307,7 +307,9 @@ export class Proxier {
     const activeNatChains = new Set<string>();
     for (const svc of svcPortMap.values()) {
       const { protocol, nameString } = svc;
-      const cat = categorizeEndpoints(endpointsMap.get(svc.key) ?? [], svc);
+      // The flaw drops serving-terminating endpoints: no fallback to them when none is ready.
+      const allEps = endpointsMap.get(svc.key) ?? [];
+      const cat = categorizeEndpoints(this.opts.flaw === 'terminating-endpoints-ignored' ? allEps.filter((e) => e.ready) : allEps, svc);
       const clusterPolicyChain = svc.clusterPolicyChainName;
       const usesClusterPolicyChain = cat.clusterEndpoints.length > 0;
       const localPolicyChain = svc.localPolicyChainName;
@@ -371,19 +373,21 @@ export class Proxier {
       if (usesClusterPolicyChain) {
         chains.write(`:${clusterPolicyChain} - [0:0]`);
         activeNatChains.add(clusterPolicyChain);
-        writeServiceToEndpointRules(rules, nameString, clusterPolicyChain, cat.clusterEndpoints);
+        writeServiceToEndpointRules(rules, svc, clusterPolicyChain, cat.clusterEndpoints);
       }
       if (usesLocalPolicyChain) {
         chains.write(`:${localPolicyChain} - [0:0]`);
         activeNatChains.add(localPolicyChain);
-        writeServiceToEndpointRules(rules, nameString, localPolicyChain, cat.localEndpoints);
+        writeServiceToEndpointRules(rules, svc, localPolicyChain, cat.localEndpoints);
       }
       for (const ep of cat.allLocallyReachableEndpoints) {
         chains.write(`:${ep.chainName} - [0:0]`);
         activeNatChains.add(ep.chainName);
         // Hairpin: a Pod reaching itself through the Service must be masqueraded.
-        rules.write('-A', ep.chainName, '-m', 'comment', '--comment', nameString, '-s', ep.ip, '-j', KUBE_MARK_MASQ);
-        rules.write('-A', ep.chainName, '-m', 'comment', '--comment', nameString, '-m', protocol, '-p', protocol, '-j', 'DNAT', '--to-destination', ep.str);
+        if (this.opts.flaw !== 'hairpin-not-masqueraded') rules.write('-A', ep.chainName, '-m', 'comment', '--comment', nameString, '-s', ep.ip, '-j', KUBE_MARK_MASQ);
+        // ClientIP affinity: the client's address goes on this endpoint's recent list.
+        const affinity = svc.stickyMaxAgeSeconds > 0 ? ['-m', 'recent', '--name', ep.chainName, '--set'] : [];
+        rules.write('-A', ep.chainName, '-m', 'comment', '--comment', nameString, ...affinity, '-m', protocol, '-p', protocol, '-j', 'DNAT', '--to-destination', ep.str);
       }
     }
 
@@ -412,7 +416,14 @@ export class Proxier {
   }
 }
 
-function writeServiceToEndpointRules(rules: Lines, nameString: string, svcChain: string, endpoints: readonly EndpointInfo[]): void {
+function writeServiceToEndpointRules(rules: Lines, svc: ServicePortInfo, svcChain: string, endpoints: readonly EndpointInfo[]): void {
+  const { nameString } = svc;
+  // ClientIP affinity first: a client seen within the timeout goes back to its endpoint.
+  if (svc.stickyMaxAgeSeconds > 0) {
+    for (const ep of endpoints) {
+      rules.write('-A', svcChain, '-m', 'comment', '--comment', `"${nameString} -> ${ep.str}"`, '-m', 'recent', '--name', ep.chainName, '--rcheck', '--seconds', String(svc.stickyMaxAgeSeconds), '--reap', '-j', ep.chainName);
+    }
+  }
   const n = endpoints.length;
   endpoints.forEach((ep, i) => {
     const args = ['-A', svcChain, '-m', 'comment', '--comment', `"${nameString} -> ${ep.str}"`];

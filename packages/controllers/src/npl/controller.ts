@@ -179,7 +179,7 @@ export class NplController {
       for (const port of svc.spec.ports) {
         if (port.protocol === 'SCTP' || (port.protocol === 'UDP' && this.flaw === 'udp-ignored')) continue;
         if (typeof port.targetPort === 'number') ints.add(buildPortProto(port.targetPort, port.protocol));
-        else strs.add(buildPortProto(port.targetPort, port.protocol));
+        else if (this.flaw !== 'named-port-ignored') strs.add(buildPortProto(port.targetPort, port.protocol));
       }
     }
     return { ints, strs };

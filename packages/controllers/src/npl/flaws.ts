@@ -18,6 +18,7 @@ export const NPL_FLAWS = [
   'duplicate-jumps',
   'port-update-ignored',
   'selector-update-ignored',
+  'named-port-ignored',
 ] as const;
 
 /** A NodePortLocal flaw (see {@link NPL_FLAWS}). */
