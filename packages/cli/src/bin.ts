@@ -7,6 +7,7 @@ import { registerRulesetCommand } from './commands/ruleset.ts';
 import { fuzzCommand } from './commands/fuzz.ts';
 import { replayCommand } from './commands/replay.ts';
 import { traceCommand } from './commands/trace.ts';
+import { registerNftCommand } from './commands/nft.ts';
 
 const program = new Command();
 program
@@ -16,6 +17,7 @@ program
 program.addCommand(traceCommand());
 
 registerRulesetCommand(program);
+registerNftCommand(program);
 
 // scenario: replay and fuzz
 program.addCommand(replayCommand());

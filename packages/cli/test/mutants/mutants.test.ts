@@ -11,6 +11,9 @@ import { describe, expect, it } from 'vitest';
 import { MUTANTS } from '../../../controllers/mutants/index.ts';
 import { defaultCampaign } from './suite.ts';
 
+/** A whole default campaign may run here (a missed variant); on a loaded machine that is seconds, not milliseconds. */
+const CAMPAIGN_TIMEOUT_MS = 120_000;
+
 const EXPECTED_MISSED: ReadonlyMap<string, string> = new Map([
   ['npl:cached-ip-reused', 'a same-name recreate with a new IP seen as one update'],
   ['npl:annotation-not-removed', 'Service updates (selector, NPL annotation, type) and a mappings == eligible oracle'],
@@ -53,12 +56,12 @@ describe('mutation suite: the default campaign of netsim fuzz', () => {
       it(`should catch ${m.name} (${m.issue})`, async () => {
         const r = await defaultCampaign(m.name);
         expect(r.caught, `${m.name}: ${m.bug} — no counterexample in the default campaign`).toBe(true);
-      });
+      }, CAMPAIGN_TIMEOUT_MS);
     } else {
       it(`does not catch ${m.name} yet (needs ${missing}); take it off the list once caught`, async () => {
         const r = await defaultCampaign(m.name);
         expect(r.caught, `${m.name} is now caught at run ${r.atRun ?? 0} (${r.summary ?? ''}): remove it from EXPECTED_MISSED`).toBe(false);
-      });
+      }, CAMPAIGN_TIMEOUT_MS);
     }
   }
 
@@ -66,6 +69,6 @@ describe('mutation suite: the default campaign of netsim fuzz', () => {
     it(`should raise no false alarm on ${fixed}`, async () => {
       const r = await defaultCampaign(fixed);
       expect(r.caught, `${fixed}: ${r.summary ?? ''}`).toBe(false);
-    });
+    }, CAMPAIGN_TIMEOUT_MS);
   }
 });
