@@ -72,8 +72,13 @@ export interface EvalContext {
    * (the real kernel refuses such a rule; a trace reports it as unknown).
    */
   ipsetHas?(name: string, dims: readonly ('src' | 'dst')[], packet: Packet): boolean | undefined;
-  /** A uniform draw in [0, 2^31) from the seeded PRNG, for `statistic --mode random`. */
-  random31(): number;
+  /**
+   * A uniform draw in [0, 2^31) from the seeded PRNG, for `statistic --mode random`. The evaluator
+   * passes the 31-bit threshold the draw is compared against (`draw < threshold31` matches, before
+   * `!`): a seeded source ignores it; `allBranches` uses it to enumerate both outcomes with their
+   * exact probabilities.
+   */
+  random31(threshold31?: number): number;
   readonly state: EvalState;
   /** The simulated clock in milliseconds, for `-m recent` timestamps; 0 when absent. */
   readonly nowMs?: number;

@@ -80,3 +80,4 @@ export { listTable, listRules, type ListOptions, type ListRulesOptions } from '.
 export { splitRestoreLine, quoteSaveString, type LineWords } from './tokenize.ts';
 export { DEFAULT_IPTABLES_VERSION, type IptablesVersion } from './failure.ts';
 export { diff, formatDiff, type RulesetChange } from './diff.ts';
+export { allBranches, formatProbability, hookBranches, probability, sumProbabilities, type AllBranchesOptions, type Branch, type BranchDraw, type BranchDrawSource, type Probability } from './allBranches.ts';

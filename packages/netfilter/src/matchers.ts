@@ -267,7 +267,7 @@ export function compileMatch(m: Match, rule: Rule): ModTest | null {
         if (m.probability === undefined) return undecided('statistic --mode random without --probability');
         const threshold = m.probability.threshold31;
         return {
-          test: (w) => (statisticRandomMatches(threshold, negate, w.ctx.random31()) ? MATCH : NOMATCH),
+          test: (w) => (statisticRandomMatches(threshold, negate, w.ctx.random31(threshold)) ? MATCH : NOMATCH),
           sideEffect: true,
           undecidable: false,
         };
