@@ -32,6 +32,7 @@ import {
   type Packet,
   type RejectWith,
   type TableName,
+  type UnknownPolicy,
 } from '@netsim/netfilter';
 import {
   TCP_ACK,
@@ -81,7 +82,8 @@ const NO_CT: SkbCt = { entry: null, dir: 'original', state: 'INVALID' };
 export interface RunCtx {
   readonly nowMs: number;
   readonly rng: RandomSource;
-  readonly random31: () => number;
+  /** `statistic --mode random` draws; receives the rule's 31-bit threshold (see EvalContext.random31). */
+  readonly random31: (threshold31?: number) => number;
   readonly trace: TraceStep[];
   nextPktId(): number;
   /**
@@ -98,6 +100,8 @@ export interface RunCtx {
    * route, conntrack step and hop: for callers that run many exchanges and read only outcomes.
    */
   readonly lean: boolean;
+  /** What rule walks do at a rule they cannot evaluate (default `stop`). */
+  readonly unknown?: UnknownPolicy;
 }
 
 /** Why a locally generated packet could not even be routed (what the sending call returns). */
@@ -138,6 +142,7 @@ function nfPacket(p: Pkt, inIf: string | null, outIf: string | null): Packet {
     mark: p.mark,
     lengthBytes: p.lengthBytes,
     fragment: false,
+    ttl: p.ttl,
   };
 }
 
@@ -155,6 +160,7 @@ function evalCtx(host: Host, view: ConntrackView, rc: RunCtx): EvalContext {
     conntrack: view,
     random31: rc.random31,
     state: host.evalState,
+    nowMs: rc.nowMs,
   };
 }
 
@@ -174,7 +180,7 @@ const ACCEPT_RESULT: EvalResult = { verdict: { kind: 'ACCEPT' }, mark: 0, ctmark
 /** Walks one table at one hook, applies marks, records the walk. */
 function runTable(host: Host, table: TableName, hook: Hook, pkt: Pkt, inIf: string | null, outIf: string | null, view: ConntrackView, sk: SkbCt, rc: RunCtx): TableOutcome {
   if (tableIsEmpty(host, table, hook)) return { res: { ...ACCEPT_RESULT, mark: pkt.mark, ctmark: sk.entry?.mark ?? 0 }, last: null };
-  const res = evaluateTable(host.compiled, table, hook, nfPacket(pkt, inIf, outIf), evalCtx(host, view, rc));
+  const res = evaluateTable(host.compiled, table, hook, nfPacket(pkt, inIf, outIf), evalCtx(host, view, rc), rc.unknown !== undefined ? { unknown: rc.unknown } : {});
   pkt.mark = res.mark;
   if (sk.entry !== null) sk.entry.mark = res.ctmark;
   if (rc.lean) return { res, last: res.verdict.kind === 'ACCEPT' ? null : lastMatched(host, res) };
