@@ -25,6 +25,8 @@ export type RawData =
 
 export interface RawElement {
   readonly key: readonly RawAtom[];
+  /** The key's range: the kernel names it when an element already exists with other data. */
+  readonly keySpan?: Span;
   readonly data?: RawData;
   readonly timeoutMs?: number;
   readonly comment?: string;

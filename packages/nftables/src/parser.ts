@@ -694,6 +694,7 @@ class Parser {
   private rawElement(isMap: boolean): RawElement {
     const first = this.peek();
     const key = this.rawConcat();
+    const keySpan = this.span(first, this.lastBefore());
     let timeoutMs: number | undefined;
     let comment: string | undefined;
     let counter: { packets: number; bytes: number } | undefined;
@@ -723,6 +724,7 @@ class Parser {
     const end = this.lastBefore();
     return {
       key,
+      keySpan,
       ...(data !== undefined && { data }),
       ...(timeoutMs !== undefined && { timeoutMs }),
       ...(comment !== undefined && { comment }),
