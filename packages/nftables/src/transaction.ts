@@ -387,6 +387,8 @@ class Transaction {
   }
 
   private rule(cmd: Extract<Command, { kind: 'rule' }>, batch: number): void {
+    const ee = cmd.body.evalError;
+    if (ee !== undefined) throw new LocatedError(ee.message, ee.span, ee.related);
     // Userspace: every @set must exist (in the ruleset or earlier in this batch).
     const t0 = this.table(cmd.family, cmd.table.name);
     for (const ref of cmd.body.setRefs) {
