@@ -252,7 +252,7 @@ class Restorer {
       if (probe(endOf(mid))) lo = mid + 1;
       else hi = mid;
     }
-    this.lines(text.slice(0, starts[lo] as number), blockStart, blockLine, true);
+    this.lines(text.slice(0, starts[lo]), blockStart, blockLine, true);
     this.drafts.get(this.table as TableName).deferHookChecks = false;
     this.lines(text, starts[lo] as number, blockLine + lo, false);
     return true;
