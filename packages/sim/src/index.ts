@@ -85,6 +85,7 @@ export {
   type NoStaleDnatOptions,
   type Problem,
 } from './invariants.ts';
+export { DisruptionTracker, EVERY_NODE, type Disruption, type DisruptionScope } from './disruption.ts';
 export { describeDnat, dnatRules, isPodLive, podKey, ruleIdentity, type DnatRule, type IpOwner, type NodeInfo, type ProbeRecord, type WorldView } from './view.ts';
 export {
   SIM_SCENARIO_FORMAT,

@@ -26,6 +26,8 @@ export interface ProbeRecord {
   readonly outcome: string;
   readonly detail: string;
   readonly atMs: number;
+  /** The node whose agents the result depends on (absent: any node's). */
+  readonly node?: string;
 }
 
 /** Who had an IP last: how a message can say "10.244.1.5 was web-0". */
@@ -51,8 +53,17 @@ export interface WorldView {
   probes(): readonly ProbeRecord[];
   /** The run's default settle time: how long transient disagreement is tolerated after a disruption. */
   readonly settleMs: number;
-  /** When the last disruption (Kubernetes change, fault, restart) happened; -1 if none yet. */
+  /**
+   * When the cluster was last disturbed anywhere (Kubernetes change, fault, injected restart); the
+   * current time while a disruption is in progress; -1 if none yet. Reading it changes nothing.
+   */
   readonly lastDisruptionMs: number;
+  /**
+   * Since when `node` has been calm: the end of the latest disruption of that node or of every
+   * node (the current time while one is in progress), -1 if none. A process restarting after its
+   * own failure is no disruption. Reading it changes nothing.
+   */
+  calmSince(node: string): number;
   /** The last Pod that had `ip` (now or before), if any. */
   ipOwner(ip: string): IpOwner | undefined;
   /** Ask for invariants to be checked again at `atMs` (when a settle time ends), even if nothing else happens then. */
