@@ -5,6 +5,7 @@
 import type { Controller, ControllerContext, JsonObject } from '@netsim/sim';
 import { OptionsReader } from '../options.ts';
 import { DEFAULT_RESYNC_MS, runFlanneld, type TrafficManager } from './manager.ts';
+import { flannelDeclaration } from './declaration.ts';
 import { IptablesManagerV026 } from './manager_v0_26.ts';
 import { IptablesManagerV027, type ChainSetup } from './manager_v0_27.ts';
 
@@ -36,6 +37,7 @@ export function flannel(variant: FlannelVariant, options: JsonObject = {}): Cont
   r.done();
   return {
     name: 'flanneld',
+    declares: flannelDeclaration(resyncMs),
     create: (ctx) => {
       const mgr: TrafficManager = variant === 'faulty' ? new IptablesManagerV026(ctx) : new IptablesManagerV027(ctx, chainSetup);
       return { start: () => runFlanneld(ctx, mgr, { clusterCidr, resyncMs }), stop: () => mgr.shutdown() };

@@ -6,6 +6,7 @@
 import type { Controller, ControllerContext, JsonObject } from '@netsim/sim';
 import { OptionsReader } from '../options.ts';
 import { writeExternalChain, writeExternalChainUnguarded } from './externalChain.ts';
+import { kubeProxyDeclaration } from './declaration.ts';
 import { Proxier } from './proxier.ts';
 
 export type KubeProxyVariant = 'faulty' | 'fixed';
@@ -41,6 +42,7 @@ export function kubeProxy(variant: KubeProxyVariant, options: JsonObject = {}): 
   r.done();
   return {
     name: 'kube-proxy',
+    declares: kubeProxyDeclaration(syncPeriodMs),
     create: (ctx) => {
       const p = new Proxier(ctx, { clusterCidr, syncPeriodMs, minSyncPeriodMs, nodePortAddresses, writeExternalChain: variant === 'fixed' ? writeExternalChain : writeExternalChainUnguarded });
       return { start: () => p.run(), stop: () => p.stop() };

@@ -23,7 +23,8 @@ import { NPL_ANNOTATION, NPL_ENABLED_ANNOTATION, buildPortProto, type PodNodePor
 /** Antrea's worker count and retry delays. */
 export const NPL_WORKERS = 4;
 const MIN_RETRY_DELAY_MS = 2000;
-const MAX_RETRY_DELAY_MS = 120_000;
+/** The longest delay the workqueue's rate limiter puts between two attempts of a Pod key. */
+export const NPL_MAX_RETRY_DELAY_MS = 120_000;
 /** Back-off between attempts of the start-up restore. */
 const RESTORE_RETRY_MS = 2000;
 
@@ -81,7 +82,7 @@ export class NplController {
     this.handlers = handlers;
     this.#workers = opts.workers;
     this.portTable = new PortTable(new IptablesPodPortRules(ctx.iptables), this.portOpener, opts.portRange);
-    this.queue = ctx.workqueue<string>('nodeportlocal', { rateLimiter: new ItemExponentialFailureRateLimiter<string>(MIN_RETRY_DELAY_MS, MAX_RETRY_DELAY_MS) });
+    this.queue = ctx.workqueue<string>('nodeportlocal', { rateLimiter: new ItemExponentialFailureRateLimiter<string>(MIN_RETRY_DELAY_MS, NPL_MAX_RETRY_DELAY_MS) });
     this.pods = ctx.informers.pods({ selector: { nodeName: ctx.node } });
     this.services = ctx.informers.services();
   }

@@ -5,6 +5,7 @@
 import type { Controller, ControllerContext, JsonObject } from '@netsim/sim';
 import { OptionsReader } from '../options.ts';
 import { NPL_WORKERS, NplController, type NplHandlers } from './controller.ts';
+import { NPL_DECLARATION } from './declaration.ts';
 import { HANDLERS_V2_3_2 } from './handlers_v2_3_2.ts';
 import { HANDLERS_V2_4_4 } from './handlers_v2_4_4.ts';
 import { DEFAULT_PORT_RANGE } from './types.ts';
@@ -40,6 +41,7 @@ export function nodePortLocal(variant: NplVariant, options: JsonObject = {}): Co
   const handlers = HANDLERS[variant];
   return {
     name: 'antrea-agent',
+    declares: NPL_DECLARATION,
     create: (ctx) => {
       const c = new NplController(ctx, handlers, { portRange: { start, end }, workers });
       return { start: () => c.run(), stop: () => c.stop() };
