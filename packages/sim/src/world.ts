@@ -30,14 +30,15 @@ import { Engine, type Bounds, type RunOutcome, type ScheduleOptions, type Task, 
 import { DisruptionTracker, EVERY_NODE } from './disruption.ts';
 import { SimError } from './errors.ts';
 import { SeededIds } from './ids.ts';
-import { instantiate, type InvariantSource } from './invariants.ts';
+import { instantiate, type Invariant, type InvariantSource } from './invariants.ts';
+import { isCounting } from './oracles/counting.ts';
 import { createIptablesHandle, noIptablesFaults, type IptablesBackend, type IptablesFaultState, type IptablesHandleOptions, type RulesetStore } from './iptables.ts';
 import { BUILTIN_HOSTS, ClusterDatapath, EXTERNAL_IP, EXTERNAL_PORT, type ProbeOutcome } from './datapath.ts';
 import type { JsonObject } from './json.ts';
 import { netfilterBackend } from './netfilterBackend.ts';
 import { isHostAction, type Action, type ClusterSpec, type HostAction, type PodSpec, type ProbeSpec, type ServiceSpec } from './scenario.ts';
 import { TRACE_FORMAT_VERSION, type TraceEvent } from './trace.ts';
-import { isPodLive, type IpOwner, type NodeInfo, type ProbeRecord, type WorldView } from './view.ts';
+import { isPodLive, type AgentView, type IpOwner, type NodeInfo, type ProbeRecord, type WorldView } from './view.ts';
 
 /** Timings of the kubelets (see `@netsim/kube`'s `Kubelet`). */
 export interface KubeletTimings {
@@ -96,6 +97,8 @@ interface NodeState {
   readonly informers: Set<Informer<Kind>>;
   /** The node's agents: the controller under test's first, then those running alongside it. */
   readonly agents: Agent<ControllerContext>[];
+  /** Reboots so far (each loses the node's kernel state). */
+  boots: number;
 }
 
 const DEFAULT_NAMESPACE = 'default';
@@ -169,7 +172,9 @@ function specOfPod(p: Pod): PodSpec {
 }
 
 /** Where a {@link LiveView} reads the world. */
-interface ViewSource extends Omit<WorldView, 'nowMs' | 'lastDisruptionMs' | 'nodes' | 'settleMs'> {
+interface ViewSource extends Omit<WorldView, 'nowMs' | 'lastDisruptionMs' | 'nodes' | 'settleMs' | 'agents' | 'boots'> {
+  agents(node: string): readonly AgentView[];
+  boots(node: string): number;
   nowMs(): number;
   lastDisruptionMs(): number;
 }
@@ -226,6 +231,14 @@ class LiveView implements WorldView {
     return this.#src.ipOwner(ip);
   }
 
+  agents(node: string): readonly AgentView[] {
+    return this.#src.agents(node);
+  }
+
+  boots(node: string): number {
+    return this.#src.boots(node);
+  }
+
   recheckAt(atMs: number): void {
     this.#src.recheckAt(atMs);
   }
@@ -252,10 +265,13 @@ export class World {
   /** The targets each probe reported last round. */
   readonly #probeTargets = new Map<ProbeSpec, ReadonlySet<string>>();
   readonly #kubelets: Kubelet[] = [];
+  readonly #invariants: Invariant[] = [];
   /** Who was disturbed when: what settle-based invariants forgive (see {@link DisruptionTracker}). */
   readonly disruptions = new DisruptionTracker();
   /** Agents whose process an injected fault ended: their next start is a disruption (a start after their own failure is not). */
   readonly #injectedDown = new Map<Agent<ControllerContext>, number>();
+  /** When each agent's process failed on its own (controller errors under the crash policy). */
+  readonly #ownFailures = new Map<Agent<ControllerContext>, number[]>();
   #datapath: ClusterDatapath | undefined;
   #started = false;
 
@@ -270,6 +286,9 @@ export class World {
         if (controllerErrors === 'finding') return 'stop';
         const agent = this.#agentOfOwner(task.owner);
         if (agent === undefined) return 'stop';
+        const failures = this.#ownFailures.get(agent) ?? [];
+        failures.push(engine.now());
+        this.#ownFailures.set(agent, failures);
         agent.fail(`${finding.kind}: ${finding.message}`);
         return 'continue';
       },
@@ -305,7 +324,10 @@ export class World {
       if (c.kind !== 'Pod') return;
       const p = c.object as Pod;
       const ip = p.status.podIP;
-      if (ip !== undefined && ip !== '') this.#owners.set(ip, { pod: `${p.metadata.namespace}/${p.metadata.name}`, uid: p.metadata.uid, node: p.spec.nodeName ?? '' });
+      if (ip !== undefined && ip !== '') {
+        const before = this.#owners.get(ip);
+        if (before?.uid !== p.metadata.uid) this.#owners.set(ip, { pod: `${p.metadata.namespace}/${p.metadata.name}`, uid: p.metadata.uid, node: p.spec.nodeName ?? '', sinceMs: engine.now() });
+      }
     });
 
     const backend = opts.iptablesBackend ?? netfilterBackend();
@@ -317,7 +339,7 @@ export class World {
       const node = api.create('Node', { metadata: { name: n.name }, status: { addresses: [{ type: 'InternalIP', address: ip }] } });
       const podCidr = node.spec.podCIDR ?? '';
       let cell = initial;
-      this.#nodes.set(n.name, { info: { name: n.name, ip, podCidr }, rules: { get() { return cell; }, set(r) { cell = r; } }, faults: noIptablesFaults(), informers: new Set(), agents: [] });
+      this.#nodes.set(n.name, { info: { name: n.name, ip, podCidr }, rules: { get() { return cell; }, set(r) { cell = r; } }, faults: noIptablesFaults(), informers: new Set(), agents: [], boots: 0 });
       const ipamPolicy = opts.kubelet?.ipamPolicy ?? opts.cluster.ipamPolicy;
       const kubelet = new Kubelet(api, { nodeName: n.name, ...(opts.kubelet ?? {}), ...(ipamPolicy !== undefined ? { ipamPolicy } : {}), trace: kubeTrace });
       kubelet.start();
@@ -417,6 +439,7 @@ export class World {
     engine.onAfterStep(() => disruptions.advance(engine.now()));
     for (const src of opts.invariants ?? []) {
       const inv = instantiate(src);
+      this.#invariants.push(inv);
       engine.addInvariant(inv.name, () => inv.check(this.view));
     }
     const probes = opts.probes ?? [];
@@ -454,6 +477,12 @@ export class World {
       agentState(node) {
         return w.#node(node).agents[0]?.state ?? 'down';
       },
+      agents(node) {
+        return w.#node(node).agents.map((a) => ({ name: a.name, node: a.node, state: a.state, incarnation: a.incarnation, ...(a.controller.declares !== undefined ? { declares: a.controller.declares } : {}), ownFailuresMs: w.#ownFailures.get(a) ?? [] }));
+      },
+      boots(node) {
+        return w.#node(node).boots;
+      },
       probes() {
         return [...probeResults.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       },
@@ -464,6 +493,16 @@ export class World {
         engine.recheckAt(atMs);
       },
     };
+  }
+
+  /**
+   * What each invariant that counts examined so far in this run (rules, chains, mappings,
+   * agents), by name; invariants that do not count are absent.
+   */
+  coverage(): { readonly [invariant: string]: number } {
+    const out: { [invariant: string]: number } = {};
+    for (const inv of this.#invariants) if (isCounting(inv)) out[inv.name] = inv.examined();
+    return out;
   }
 
   /** The data plane, when built. */
