@@ -7,6 +7,7 @@ import { join } from 'node:path';
 
 export const ALLOWED_IMPORTS: { readonly [pkg: string]: readonly string[] } = {
   netfilter: [],
+  nftables: [],
   kube: [],
   kernel: ['netfilter'],
   sim: ['netfilter', 'kernel', 'kube'],
@@ -14,7 +15,7 @@ export const ALLOWED_IMPORTS: { readonly [pkg: string]: readonly string[] } = {
   controllers: ['sim', 'netfilter', 'kube'],
   scenario: ['sim', 'check', 'controllers', 'netfilter', 'kernel', 'kube'],
   conformance: ['netfilter', 'kernel'],
-  cli: ['netfilter', 'kernel', 'kube', 'sim', 'check', 'controllers', 'scenario'],
+  cli: ['netfilter', 'nftables', 'kernel', 'kube', 'sim', 'check', 'controllers', 'scenario'],
 };
 
 export interface LayerViolation {

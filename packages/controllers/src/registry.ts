@@ -4,10 +4,10 @@
 import type { ControllerRegistry } from '@netsim/sim';
 import { flannel } from './flannel/index.ts';
 import { kubeProxy } from './kubeproxy/index.ts';
-import { nodePortLocal } from './npl/index.ts';
+import { buildNodePortLocal, nodePortLocal } from './npl/index.ts';
 
 /** Every registered controller name. */
-export const CONTROLLER_NAMES = ['npl:faulty', 'npl:fixed', 'flannel:faulty', 'flannel:fixed', 'kube-proxy:faulty', 'kube-proxy:fixed'] as const;
+export const CONTROLLER_NAMES = ['npl:faulty', 'npl:fixed', 'npl:faulty-cleanup-only', 'npl:faulty-ip-only', 'flannel:faulty', 'flannel:fixed', 'kube-proxy:faulty', 'kube-proxy:fixed'] as const;
 
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 
@@ -23,6 +23,10 @@ export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 export const CONTROLLERS: ControllerRegistry & { readonly [K in ControllerName]: ControllerRegistry[string] } = {
   'npl:faulty': (options) => nodePortLocal('faulty', options),
   'npl:fixed': (options) => nodePortLocal('fixed', options),
+  // The faulty release's two flaws one at a time, each on the fixed agent: the incident scenarios
+  // show that either alone breaks the datapath.
+  'npl:faulty-cleanup-only': (options) => buildNodePortLocal('fixed', options, 'cleanup-stops-early', 'npl:faulty-cleanup-only'),
+  'npl:faulty-ip-only': (options) => buildNodePortLocal('fixed', options, 'cached-ip-reused', 'npl:faulty-ip-only'),
   'flannel:faulty': (options) => flannel('faulty', options),
   'flannel:fixed': (options) => flannel('fixed', options),
   'kube-proxy:faulty': (options) => kubeProxy('faulty', options),

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Ruleset } from '@netsim/netfilter';
 import { World, type Controller, type ControllerContext, type ControllerDeclaration } from '@netsim/sim';
-import { CONTROLLERS, NPL_ANNOTATION, NPL_CHAIN, parseNplMappings, type ControllerName } from '../src/index.ts';
+import { CONTROLLERS, NPL_ANNOTATION, NPL_CHAIN, nplEligiblePorts, parseNplMappings, type ControllerName } from '../src/index.ts';
 import { EIGHT_PORTS, chainLines, nplService } from './helpers.ts';
 
 function jumpsTo(rs: Ruleset, table: keyof Ruleset['tables'], from: string, to: string): boolean {
@@ -65,6 +65,19 @@ describe('controller declarations', () => {
     expect(mappings).toHaveLength(8);
     const rules = chainLines(w.ruleset('node-1'), 'nat', NPL_CHAIN).sort();
     expect(rules).toEqual(mappings.map((m) => `-A ${NPL_CHAIN} -p tcp -m tcp --dport ${m.nodePort} -j DNAT --to-destination ${pod.status.podIP ?? ''}:${m.podPort}`).sort());
+  });
+
+  it('nplEligiblePorts owes a Pod exactly the ports npl:fixed publishes for it', async () => {
+    const { w, c } = await run('npl:fixed');
+    const pod = w.api.get('Pod', 'default', 'web-0');
+    const services = w.api.list('Service').items;
+    const eligible = nplEligiblePorts(pod, services);
+    expect(eligible).toEqual([8080, 8081, 8082, 8083, 8084, 8085, 8086, 8087].map((podPort) => ({ podPort, protocol: 'TCP' })));
+    const published = c.declares?.annotations?.[0]?.parse(pod.metadata.annotations[NPL_ANNOTATION] ?? '') ?? [];
+    expect(published.map((m) => ({ podPort: m.podPort, protocol: m.protocol })).sort((a, b) => a.podPort - b.podPort)).toEqual(eligible);
+    // No IP, no mapping owed; a NodePort Service or one without the annotation owes nothing.
+    expect(nplEligiblePorts({ ...pod, status: { ...pod.status, podIP: '' } }, services)).toEqual([]);
+    expect(nplEligiblePorts(pod, services.filter((s) => s.metadata.name === 'np'))).toEqual([]);
   });
 
   it('parseNplMappings reads protocols in upper case and refuses what Antrea cannot have written', () => {

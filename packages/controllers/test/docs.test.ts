@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CONTROLLER_NAMES } from '../src/index.ts';
+import { MUTANTS } from '../mutants/index.ts';
 import { flannelRestart, kubeProxyUnguardedJump, nplMultiPortCleanup } from './examples/incidents.ts';
 import { plugYourOwn } from './examples/plugYourOwn.ts';
 
@@ -24,6 +25,10 @@ function block(name: string): string {
 describe('docs/controllers.md', () => {
   it('should list every registered controller in its table', () => {
     for (const name of CONTROLLER_NAMES) expect(page).toContain(`| \`${name}\` |`);
+  });
+
+  it('should list every variant of the mutation suite with its bug and tracker issue', () => {
+    for (const m of MUTANTS) expect(page).toContain(`| \`${m.name}\` | ${m.bug} | ${m.issue} (`);
   });
 
   it('should show the real story and chain of the NodePortLocal multi-port incident', async () => {

@@ -32,6 +32,7 @@ import {
   type Packet,
   type RejectWith,
   type TableName,
+  type UnknownPolicy,
 } from '@netsim/netfilter';
 import {
   TCP_ACK,
@@ -44,6 +45,7 @@ import {
   invertTuple,
   tcpTimeoutSec,
   tcpTransition,
+  tcpValidFlags,
   type CtDir,
   type CtEntry,
 } from './conntrack.ts';
@@ -80,7 +82,8 @@ const NO_CT: SkbCt = { entry: null, dir: 'original', state: 'INVALID' };
 export interface RunCtx {
   readonly nowMs: number;
   readonly rng: RandomSource;
-  readonly random31: () => number;
+  /** `statistic --mode random` draws; receives the rule's 31-bit threshold (see EvalContext.random31). */
+  readonly random31: (threshold31?: number) => number;
   readonly trace: TraceStep[];
   nextPktId(): number;
   /**
@@ -97,6 +100,8 @@ export interface RunCtx {
    * route, conntrack step and hop: for callers that run many exchanges and read only outcomes.
    */
   readonly lean: boolean;
+  /** What rule walks do at a rule they cannot evaluate (default `stop`). */
+  readonly unknown?: UnknownPolicy;
 }
 
 /** Why a locally generated packet could not even be routed (what the sending call returns). */
@@ -137,6 +142,7 @@ function nfPacket(p: Pkt, inIf: string | null, outIf: string | null): Packet {
     mark: p.mark,
     lengthBytes: p.lengthBytes,
     fragment: false,
+    ttl: p.ttl,
   };
 }
 
@@ -154,6 +160,7 @@ function evalCtx(host: Host, view: ConntrackView, rc: RunCtx): EvalContext {
     conntrack: view,
     random31: rc.random31,
     state: host.evalState,
+    nowMs: rc.nowMs,
   };
 }
 
@@ -173,7 +180,7 @@ const ACCEPT_RESULT: EvalResult = { verdict: { kind: 'ACCEPT' }, mark: 0, ctmark
 /** Walks one table at one hook, applies marks, records the walk. */
 function runTable(host: Host, table: TableName, hook: Hook, pkt: Pkt, inIf: string | null, outIf: string | null, view: ConntrackView, sk: SkbCt, rc: RunCtx): TableOutcome {
   if (tableIsEmpty(host, table, hook)) return { res: { ...ACCEPT_RESULT, mark: pkt.mark, ctmark: sk.entry?.mark ?? 0 }, last: null };
-  const res = evaluateTable(host.compiled, table, hook, nfPacket(pkt, inIf, outIf), evalCtx(host, view, rc));
+  const res = evaluateTable(host.compiled, table, hook, nfPacket(pkt, inIf, outIf), evalCtx(host, view, rc), rc.unknown !== undefined ? { unknown: rc.unknown } : {});
   pkt.mark = res.mark;
   if (sk.entry !== null) sk.entry.mark = res.ctmark;
   if (rc.lean) return { res, last: res.verdict.kind === 'ACCEPT' ? null : lastMatched(host, res) };
@@ -292,6 +299,11 @@ function newEntry(host: Host, pkt: Pkt, rc: RunCtx): SkbCt {
       ctTrace(host, 'invalid', null, rc, undefined, `(a ${flagsText(pkt.tcpFlags)} segment cannot start a connection)`);
       return { entry: null, dir: 'original', state: 'INVALID' };
     }
+    // tcp_new: only a SYN starts a connection unless nf_conntrack_tcp_loose lets an ACK pick one up.
+    if (next !== 'SYN_SENT' && host.config.sysctls.tcpLoose === 0) {
+      ctTrace(host, 'invalid', null, rc, undefined, `(a mid-stream ${flagsText(pkt.tcpFlags)} starts nothing with nf_conntrack_tcp_loose=0)`);
+      return { entry: null, dir: 'original', state: 'INVALID' };
+    }
     const e = host.conntrack.create(tuple, rc.nowMs, tcpTimeoutSec(next, t));
     e.tcpState = next;
     ctTrace(host, 'new', e, rc, 'original');
@@ -315,7 +327,11 @@ function flagsText(f: number): string {
   if ((f & TCP_SYN) !== 0) parts.push('SYN');
   if ((f & 0x01) !== 0) parts.push('FIN');
   if ((f & TCP_RST) !== 0) parts.push('RST');
+  if ((f & 0x08) !== 0) parts.push('PSH');
   if ((f & TCP_ACK) !== 0) parts.push('ACK');
+  if ((f & 0x20) !== 0) parts.push('URG');
+  if ((f & 0x40) !== 0) parts.push('ECE');
+  if ((f & 0x80) !== 0) parts.push('CWR');
   return parts.length === 0 ? 'flagless' : parts.join(',');
 }
 
@@ -337,6 +353,11 @@ function conntrackIn(host: Host, pkt: Pkt, notrack: boolean, rc: RunCtx): SkbCt 
     return { entry: hit.entry, dir: hit.dir, state: 'RELATED' };
   }
   const hit = table.find(pktTuple(pkt), rc.nowMs);
+  if (pkt.proto === PROTO_TCP && !tcpValidFlags(pkt.tcpFlags)) {
+    // tcp_error runs before the state machine, for a known connection too: nothing changes.
+    ctTrace(host, 'invalid', hit?.entry ?? null, rc, hit?.dir, `(invalid TCP flag combination ${flagsText(pkt.tcpFlags)})`);
+    return { entry: null, dir: 'original', state: 'INVALID' };
+  }
   if (hit === undefined) return newEntry(host, pkt, rc);
   const e = hit.entry;
   const dir = hit.dir;
@@ -854,6 +875,15 @@ function rejectReply(host: Host, pkt: Pkt, how: RejectWith, sk: SkbCt, rc: RunCt
     const rst = tcpReset(pkt, rc.nextPktId(), { host: host.name, why: rejectWhy(sk, rc) });
     rc.trace.push({ kind: 'stack', host: host.name, event: 'reject-rst', detail: `REJECT answers with ${flagsText(rst.tcpFlags)} ${ends(rst)}` });
     const a = attachFor(sk);
+    // nf_send_reset marks the rejected packet's connection closing (nf_ct_set_closing): a
+    // confirmed entry, e.g. of a local SYN looped to the host's own address and rejected in
+    // INPUT, stays in CLOSE for the close timeout.
+    const e = sk.entry;
+    if (e !== null && e.tcpState !== null && !e.dying) {
+      e.tcpState = 'CLOSE';
+      e.expiresMs = rc.nowMs + tcpTimeoutSec('CLOSE', host.config.sysctls.ctTimeouts) * 1000;
+      ctTrace(host, 'closing', e, rc, sk.dir, '(REJECT --reject-with tcp-reset closes the connection)');
+    }
     nested(rc, () => hostSend(host, rst, rc, a !== undefined ? { attach: a } : {}));
     return;
   }

@@ -243,6 +243,8 @@ export function setSysctl(cfg: HostConfig, key: string, value: string): HostConf
       return { ...cfg, sysctls: { ...s, localPortRange: v as readonly [number, number] } };
     case 'tcp_syn_retries':
       return { ...cfg, sysctls: { ...s, tcpSynRetries: v as number } };
+    case 'tcp_loose':
+      return { ...cfg, sysctls: { ...s, tcpLoose: v as number } };
     case 'ct':
       return { ...cfg, sysctls: { ...s, ctTimeouts: { ...s.ctTimeouts, [target.field]: v as number } } };
     case 'conf': {
@@ -282,6 +284,8 @@ export function getSysctl(cfg: HostConfig, key: string): string {
       return `${s.localPortRange[0]}\t${s.localPortRange[1]}`;
     case 'tcp_syn_retries':
       return String(s.tcpSynRetries);
+    case 'tcp_loose':
+      return String(s.tcpLoose);
     case 'ct':
       return String(s.ctTimeouts[target.field]);
     case 'conf': {

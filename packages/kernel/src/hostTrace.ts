@@ -5,7 +5,7 @@
  * ICMP error, an ICMP error for no route) are traced through the host too. Whatever leaves an
  * interface is the egress: the host has no neighbours here, so every next hop answers.
  */
-import { formatIpv4, type Ipv4, type Packet } from '@netsim/netfilter';
+import { formatIpv4, type Ipv4, type Packet, type UnknownPolicy } from '@netsim/netfilter';
 import { formatCtEntry } from './conntrack.ts';
 import { hostReceive, hostSend, type RunCtx } from './datapath.ts';
 import type { Host } from './host.ts';
@@ -18,6 +18,13 @@ export interface HostTraceOptions {
   readonly nowMs?: number;
   /** Randomness for SNAT ports and `statistic`. */
   readonly rng: RandomSource;
+  /**
+   * The `statistic --mode random` draws instead of `rng` (it gets the rule's threshold): how
+   * `allBranches` from `@netsim/netfilter` enumerates every outcome of a host trace.
+   */
+  readonly random31?: (threshold31?: number) => number;
+  /** What the rule walks do at a rule they cannot evaluate (default `stop`: the packet's fate is unknown). */
+  readonly unknown?: UnknownPolicy;
 }
 
 /** Where the traced packet left the host, as it looked on the wire. */
@@ -45,6 +52,12 @@ export interface HostTraceResult {
   readonly conntrack: readonly string[];
   /** Why the packet died, when it did. */
   readonly reason: string | null;
+  /** The destination DNAT bound for the packet's connection (`ADDR:PORT`, `ADDR` without ports), or null. */
+  readonly dnat: string | null;
+  /** The source SNAT or MASQUERADE bound (`ADDR:PORT`, `ADDR` without ports), or null. */
+  readonly snat: string | null;
+  /** The source NAT was a MASQUERADE. */
+  readonly masquerade: boolean;
   readonly trace: readonly TraceStep[];
 }
 
@@ -74,7 +87,7 @@ export function traceHostPacket(host: Host, packet: HostPacket, opts: HostTraceO
   const rc: RunCtx = {
     nowMs: opts.nowMs ?? 0,
     rng: opts.rng,
-    random31: () => opts.rng.int(0x80000000),
+    random31: opts.random31 ?? (() => opts.rng.int(0x80000000)),
     trace,
     nextPktId: () => nextId++,
     transmit: (_h, iface: string, nexthop: Ipv4, p: Pkt) => {
@@ -88,6 +101,7 @@ export function traceHostPacket(host: Host, packet: HostPacket, opts: HostTraceO
     },
     depth: 0,
     lean: false,
+    ...(opts.unknown !== undefined ? { unknown: opts.unknown } : {}),
   };
   const pkt: Pkt = {
     id: 1,
@@ -123,12 +137,23 @@ export function traceHostPacket(host: Host, packet: HostPacket, opts: HostTraceO
   else if (drop?.site.stage === 'hook' && drop.site.verdict === 'unknown') fate = 'unknown';
   else fate = 'dropped';
   const nowMs = opts.nowMs ?? 0;
+  const ported = packet.proto === PROTO_TCP || packet.proto === PROTO_UDP;
+  const bound = (manip: 'src' | 'dst') => trace.find((s) => s.kind === 'nat' && s.host === host.name && s.manip === manip && s.action === 'bound');
+  const boundTo = (manip: 'src' | 'dst'): string | null => {
+    const b = bound(manip);
+    if (b?.kind !== 'nat') return null;
+    return ported ? b.to : (b.to.split(':')[0] ?? b.to);
+  };
+  const src = bound('src');
   return {
     fate,
     egress,
     matched,
     conntrack: host.conntrack.list(nowMs).map((e) => formatCtEntry(e, nowMs)),
     reason: drop?.reason ?? sendError,
+    dnat: boundTo('dst'),
+    snat: boundTo('src'),
+    masquerade: src?.kind === 'nat' && src.target === 'MASQUERADE',
     trace,
   };
 }
@@ -140,6 +165,7 @@ export function formatHostTrace(r: HostTraceResult): string {
     formatTrace(r.trace),
     `fate: ${r.fate}${r.reason !== null ? ` (${r.reason})` : ''}`,
     `egress: ${e === null ? 'none' : `${e.iface} ${e.src}${e.sport !== 0 ? `:${e.sport}` : ''} > ${e.dst}${e.dport !== 0 ? `:${e.dport}` : ''} via ${e.nexthop}`}`,
+    `nat: ${r.dnat === null && r.snat === null ? 'none' : [r.dnat !== null ? `DNAT to ${r.dnat}` : '', r.snat !== null ? `${r.masquerade ? 'MASQUERADE' : 'SNAT'} to ${r.snat}` : ''].filter((x) => x !== '').join(', ')}`,
     'conntrack:',
     ...r.conntrack.map((l) => `  ${l}`),
   ];

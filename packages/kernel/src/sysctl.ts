@@ -48,6 +48,11 @@ export interface Sysctls {
   readonly localPortRange: readonly [number, number];
   /** `net.ipv4.tcp_syn_retries`: SYN retransmissions before connect gives up. */
   readonly tcpSynRetries: number;
+  /**
+   * `net.netfilter.nf_conntrack_tcp_loose` (0 or 1, default 1): with 1 conntrack picks up a
+   * connection from a mid-stream ACK; with 0 such a first packet gets no entry (INVALID).
+   */
+  readonly tcpLoose: number;
 }
 
 /** A fresh interface's conf when nothing was configured (the kernel's compiled-in defaults). */
@@ -66,6 +71,7 @@ export function defaultSysctls(): Sysctls {
     ctTimeouts: DEFAULT_CT_TIMEOUTS,
     localPortRange: [32768, 60999],
     tcpSynRetries: 6,
+    tcpLoose: 1,
   };
 }
 
@@ -116,7 +122,8 @@ export type SysctlTarget =
   | { readonly kind: 'conf'; readonly scope: 'all' | 'default' | { readonly iface: string }; readonly field: keyof IfaceConf }
   | { readonly kind: 'ct'; readonly field: keyof ConntrackTimeouts }
   | { readonly kind: 'local_port_range' }
-  | { readonly kind: 'tcp_syn_retries' };
+  | { readonly kind: 'tcp_syn_retries' }
+  | { readonly kind: 'tcp_loose' };
 
 function notFound(key: string): KernelError {
   return new KernelError('sysctl', `sysctl: cannot stat /proc/sys/${key.replaceAll('.', '/')}: No such file or directory`);
@@ -131,6 +138,7 @@ export function parseSysctlKey(key: string, ifaceNames: readonly string[]): Sysc
   if (k === 'net.ipv4.ip_forward') return { kind: 'ip_forward' };
   if (k === 'net.ipv4.ip_local_port_range') return { kind: 'local_port_range' };
   if (k === 'net.ipv4.tcp_syn_retries') return { kind: 'tcp_syn_retries' };
+  if (k === 'net.netfilter.nf_conntrack_tcp_loose') return { kind: 'tcp_loose' };
   const ct = /^net\.netfilter\.([a-z_]+)$/.exec(k);
   if (ct !== null) {
     const field = CT_KEYS[ct[1] ?? ''];
@@ -166,6 +174,8 @@ export function parseSysctlValue(target: SysctlTarget, key: string, value: strin
   if (n < -2147483648 || n > 2147483647) throw bad();
   if (target.kind === 'ct' && n < 0) throw bad();
   if (target.kind === 'tcp_syn_retries' && (n < 1 || n > 127)) throw bad();
+  // A u8 with min 0 and max 1 in the kernel (proc_dou8vec_minmax): 2 or -1 is EINVAL.
+  if (target.kind === 'tcp_loose' && n !== 0 && n !== 1) throw bad();
   return n;
 }
 

@@ -75,7 +75,7 @@ export type TraceStep =
   | {
       readonly kind: 'conntrack';
       readonly host: string;
-      readonly event: 'new' | 'established' | 'related' | 'invalid' | 'untracked' | 'confirmed' | 'destroyed' | 'reopened';
+      readonly event: 'new' | 'established' | 'related' | 'invalid' | 'untracked' | 'confirmed' | 'destroyed' | 'reopened' | 'closing';
       readonly dir?: 'original' | 'reply';
       /** The entry as `conntrack -L` prints it, when there is one. */
       readonly entry: string | null;

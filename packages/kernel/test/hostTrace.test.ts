@@ -38,6 +38,12 @@ describe('one packet through one host', () => {
     expect(r.conntrack).toEqual([
       'tcp      6 120 SYN_SENT src=192.0.2.10 dst=198.51.100.10 sport=40000 dport=30080 [UNREPLIED] src=203.0.113.9 dst=203.0.113.1 sport=8080 dport=40000 mark=0 use=1',
     ]);
+    expect({ dnat: r.dnat, snat: r.snat, masquerade: r.masquerade }).toEqual({ dnat: '203.0.113.9:8080', snat: '203.0.113.1:40000', masquerade: true });
+  });
+
+  it('should report no NAT fields for a packet no rule NATs', () => {
+    const r = traceHostPacket(parseHostFile(NODE, 'node-a.host'), pkt({ dport: 22 }), { rng: seeded(1) });
+    expect({ dnat: r.dnat, snat: r.snat, masquerade: r.masquerade }).toEqual({ dnat: null, snat: null, masquerade: false });
   });
 
   it('should deliver a packet for a local socket and report no egress', () => {
@@ -68,6 +74,6 @@ describe('one packet through one host', () => {
   it('should print each decision, then fate, egress and the conntrack table', () => {
     const text = formatHostTrace(traceHostPacket(parseHostFile(NODE, 'node-a.host'), pkt({}), { rng: seeded(1) }));
     expect(text).toContain('TRACE: nat:PREROUTING:rule:1  -A PREROUTING -p tcp -m tcp --dport 30080 -j DNAT --to-destination 203.0.113.9:8080');
-    expect(text).toContain('fate: forwarded\negress: eth1 203.0.113.1:40000 > 203.0.113.9:8080 via 203.0.113.9\nconntrack:\n  tcp      6 120 SYN_SENT');
+    expect(text).toContain('fate: forwarded\negress: eth1 203.0.113.1:40000 > 203.0.113.9:8080 via 203.0.113.9\nnat: DNAT to 203.0.113.9:8080, MASQUERADE to 203.0.113.1:40000\nconntrack:\n  tcp      6 120 SYN_SENT');
   });
 });

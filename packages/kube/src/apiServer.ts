@@ -30,8 +30,12 @@ import {
   type ServiceInput,
   type EndpointSliceInput,
   type NodeInput,
+  DEFAULT_CLIENT_IP_AFFINITY_SECONDS,
   isPodTerminal,
 } from './objects.ts';
+
+/** The longest `sessionAffinityConfig.clientIP.timeoutSeconds` the API server accepts (a day). */
+const MAX_CLIENT_IP_AFFINITY_SECONDS = 86_400;
 import type { KubeRuntime } from './runtime.ts';
 import { wantsTrace, type KubeTraceSink } from './trace.ts';
 import {
@@ -601,6 +605,13 @@ export class ApiServer {
     if (etp !== undefined && !wantsNodePorts) errs.push({ field: 'spec.externalTrafficPolicy', type: 'Invalid value', value: etp, detail: "may only be set when `type` is 'NodePort' or 'LoadBalancer'" });
     if (etp !== undefined && etp !== 'Cluster' && etp !== 'Local') errs.push({ field: 'spec.externalTrafficPolicy', type: 'Unsupported value', value: etp, detail: 'supported values: "Cluster", "Local"' });
     if (wantsNodePorts) etp ??= 'Cluster';
+    const affinity = input.spec.sessionAffinity;
+    if (affinity !== undefined && affinity !== 'None' && affinity !== 'ClientIP') errs.push({ field: 'spec.sessionAffinity', type: 'Unsupported value', value: affinity, detail: 'supported values: "ClientIP", "None"' });
+    const timeoutIn = input.spec.sessionAffinityConfig?.clientIP?.timeoutSeconds;
+    if (affinity !== 'ClientIP' && input.spec.sessionAffinityConfig !== undefined) errs.push({ field: 'spec.sessionAffinityConfig', type: 'Invalid value', detail: `must not be set when session affinity is ${affinity ?? 'None'}` });
+    if (affinity === 'ClientIP' && timeoutIn !== undefined && (!Number.isInteger(timeoutIn) || timeoutIn <= 0 || timeoutIn > MAX_CLIENT_IP_AFFINITY_SECONDS)) {
+      errs.push({ field: 'spec.sessionAffinityConfig.clientIP.timeoutSeconds', type: 'Invalid value', value: timeoutIn, detail: `must be greater than 0 and less than ${MAX_CLIENT_IP_AFFINITY_SECONDS}` });
+    }
     if (cur !== undefined && clusterIPIn !== cur.spec.clusterIP) errs.push({ field: 'spec.clusterIPs[0]', type: 'Invalid value', value: clusterIPIn, detail: 'may not change once set' });
     if (clusterIPIn !== '' && clusterIPIn !== 'None') validateIpv4('spec.clusterIP', clusterIPIn, errs);
     if (errs.length > 0) throw invalidError('Service', meta.name, errs);
@@ -649,6 +660,8 @@ export class ApiServer {
           ...(input.spec.selector !== undefined && Object.keys(input.spec.selector).length > 0 ? { selector: { ...input.spec.selector } } : {}),
           ports: finalPorts,
           ...(etp !== undefined ? { externalTrafficPolicy: etp } : {}),
+          ...(affinity !== undefined ? { sessionAffinity: affinity } : {}),
+          ...(affinity === 'ClientIP' ? { sessionAffinityConfig: { clientIP: { timeoutSeconds: timeoutIn ?? DEFAULT_CLIENT_IP_AFFINITY_SECONDS } } } : {}),
         },
         status: cur?.status ?? { loadBalancer: { ingress: [] } },
       };

@@ -55,7 +55,9 @@ export {
   type ServicePort,
   type ServiceSpec,
   type ServiceType,
+  type SessionAffinity,
   type TrafficPolicy,
+  DEFAULT_CLIENT_IP_AFFINITY_SECONDS,
 } from './objects.ts';
 export { deepEqual, applyMergePatch, type MergePatch } from './json.ts';
 export {

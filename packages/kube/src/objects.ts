@@ -95,7 +95,17 @@ export interface ServiceSpec {
   readonly ports: readonly ServicePort[];
   /** Only for NodePort and LoadBalancer Services (defaults to `Cluster` there). */
   readonly externalTrafficPolicy?: TrafficPolicy;
+  /** `ClientIP`: a client's connections stick to one endpoint. Absent means `None`. */
+  readonly sessionAffinity?: SessionAffinity;
+  /** With `ClientIP`: how long a client sticks after its last connection (default 10800 s). */
+  readonly sessionAffinityConfig?: { readonly clientIP: { readonly timeoutSeconds: number } };
 }
+
+/** A Service's `spec.sessionAffinity`. */
+export type SessionAffinity = 'None' | 'ClientIP';
+
+/** The API server's default `sessionAffinityConfig.clientIP.timeoutSeconds` (3 hours). */
+export const DEFAULT_CLIENT_IP_AFFINITY_SECONDS = 10_800;
 
 export interface Service {
   readonly apiVersion: 'v1';
@@ -178,6 +188,8 @@ export interface ServiceInput {
     readonly selector?: Readonly<Record<string, string>>;
     readonly ports: readonly { readonly name?: string; readonly protocol?: Protocol; readonly port: number; readonly targetPort?: number | string; readonly nodePort?: number }[];
     readonly externalTrafficPolicy?: TrafficPolicy;
+    readonly sessionAffinity?: SessionAffinity;
+    readonly sessionAffinityConfig?: { readonly clientIP?: { readonly timeoutSeconds?: number } };
   };
 }
 

@@ -264,6 +264,21 @@ describe('api server: services, nodes, binding', () => {
     expect(e.message).toContain('spec.clusterIPs[0]: Invalid value: "198.51.100.99": may not change once set');
   });
 
+  it('should default ClientIP session affinity to a 10800 s timeout and refuse timeouts outside 1..86400 or a config without ClientIP', () => {
+    const { api } = setup();
+    const s = api.create('Service', { metadata: { name: 'web' }, spec: { sessionAffinity: 'ClientIP', ports: [{ port: 80 }] } });
+    expect(s.spec.sessionAffinity).toBe('ClientIP');
+    expect(s.spec.sessionAffinityConfig).toEqual({ clientIP: { timeoutSeconds: 10800 } });
+    const t = api.create('Service', { metadata: { name: 'short' }, spec: { sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: 30 } }, ports: [{ port: 80 }] } });
+    expect(t.spec.sessionAffinityConfig?.clientIP.timeoutSeconds).toBe(30);
+    expect(caught(() => api.create('Service', { metadata: { name: 'long' }, spec: { sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: 86401 } }, ports: [{ port: 80 }] } })).message).toBe(
+      'Service "long" is invalid: spec.sessionAffinityConfig.clientIP.timeoutSeconds: Invalid value: 86401: must be greater than 0 and less than 86400',
+    );
+    expect(caught(() => api.create('Service', { metadata: { name: 'none' }, spec: { sessionAffinityConfig: { clientIP: { timeoutSeconds: 30 } }, ports: [{ port: 80 }] } })).message).toBe(
+      'Service "none" is invalid: spec.sessionAffinityConfig: Invalid value: must not be set when session affinity is None',
+    );
+  });
+
   it('should refuse externalTrafficPolicy on a ClusterIP Service', () => {
     const { api } = setup();
     const e = caught(() => api.create('Service', { metadata: { name: 'web' }, spec: { externalTrafficPolicy: 'Local', ports: [{ port: 80 }] } }));

@@ -24,6 +24,7 @@ export type {
   PortMatch,
   PortRange,
   ProtoMatch,
+  RecentMatch,
   RejectWith,
   Rule,
   Ruleset,
@@ -56,6 +57,7 @@ export { compile, type CompileOptions, type CompiledRuleset } from './compile.ts
 export { evaluateHook, evaluateTable, HOOK_TABLES, MAX_CHAIN_LEVEL, rewriteToRangeStart } from './evaluate.ts';
 export { createEvalState, probabilityThreshold31, seededRandom31, splitmix32, STATISTIC_SCALE } from './statistic.ts';
 export { ipsetLookup, type IpSetLookup } from './ipset.ts';
+export { createRecentLists, formatRecentProc, jiffiesAt, RECENT_HZ, recentListNames, writeRecentProc, type RecentLists } from './recent.ts';
 export {
   cidr,
   cidrContains,
@@ -78,3 +80,4 @@ export { listTable, listRules, type ListOptions, type ListRulesOptions } from '.
 export { splitRestoreLine, quoteSaveString, type LineWords } from './tokenize.ts';
 export { DEFAULT_IPTABLES_VERSION, type IptablesVersion } from './failure.ts';
 export { diff, formatDiff, type RulesetChange } from './diff.ts';
+export { allBranches, formatProbability, hookBranches, probability, sumProbabilities, type AllBranchesOptions, type Branch, type BranchDraw, type BranchDrawSource, type Probability } from './allBranches.ts';

@@ -68,6 +68,8 @@ function service(s: RawService): ServiceSpec {
     })),
     ...(s.annotations !== undefined ? { annotations: { ...s.annotations } } : {}),
     ...(s.externalTrafficPolicy !== undefined ? { externalTrafficPolicy: s.externalTrafficPolicy } : {}),
+    ...(s.sessionAffinity !== undefined ? { sessionAffinity: s.sessionAffinity } : {}),
+    ...(s.sessionAffinityTimeoutSeconds !== undefined ? { sessionAffinityTimeoutSeconds: s.sessionAffinityTimeoutSeconds } : {}),
   };
 }
 
@@ -80,6 +82,8 @@ function rawService(s: ServiceSpec): RawService {
     ports: s.ports.map((p) => ({ ...(p.name !== undefined ? { name: p.name } : {}), port: p.port, targetPort: p.targetPort, protocol: p.protocol, ...(p.nodePort !== undefined ? { nodePort: p.nodePort } : {}) })),
     ...(s.annotations !== undefined ? { annotations: { ...s.annotations } } : {}),
     ...(s.externalTrafficPolicy !== undefined ? { externalTrafficPolicy: s.externalTrafficPolicy } : {}),
+    ...(s.sessionAffinity !== undefined ? { sessionAffinity: s.sessionAffinity } : {}),
+    ...(s.sessionAffinityTimeoutSeconds !== undefined ? { sessionAffinityTimeoutSeconds: s.sessionAffinityTimeoutSeconds } : {}),
   };
 }
 

@@ -74,6 +74,8 @@ const Service = obj({
   ports: v.array(ServicePort, 'expected a list of Service ports'),
   annotations: v.optional(stringMap()),
   externalTrafficPolicy: v.optional(v.picklist(['Cluster', 'Local'], 'expected "Cluster" or "Local"')),
+  sessionAffinity: v.optional(v.picklist(['None', 'ClientIP'], 'expected "None" or "ClientIP"')),
+  sessionAffinityTimeoutSeconds: v.optional(int(1, 86_400, 'a whole number of seconds from 1 to 86400')),
 });
 
 /** One host-file line (`ip addr add 198.51.100.11/25 dev eth1`, `sysctl -w net.ipv4.conf.all.rp_filter=1`). */

@@ -50,6 +50,10 @@ export interface ServiceSpec {
   readonly ports: readonly ServicePortSpec[];
   readonly annotations?: Readonly<Record<string, string>>;
   readonly externalTrafficPolicy?: 'Cluster' | 'Local';
+  /** `ClientIP`: each client sticks to one endpoint (default `None`). */
+  readonly sessionAffinity?: 'None' | 'ClientIP';
+  /** With `ClientIP`: `sessionAffinityConfig.clientIP.timeoutSeconds` (default 10800). */
+  readonly sessionAffinityTimeoutSeconds?: number;
 }
 
 export interface NodeSpec {

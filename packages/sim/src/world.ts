@@ -136,6 +136,8 @@ function serviceInput(s: ServiceSpec): ServiceInput {
       selector: { ...s.selector },
       ports: s.ports.map((p) => ({ port: p.port, targetPort: p.targetPort, protocol: p.protocol, ...(p.name !== undefined ? { name: p.name } : {}), ...(p.nodePort !== undefined ? { nodePort: p.nodePort } : {}) })),
       ...(s.externalTrafficPolicy !== undefined ? { externalTrafficPolicy: s.externalTrafficPolicy } : {}),
+      ...(s.sessionAffinity !== undefined ? { sessionAffinity: s.sessionAffinity } : {}),
+      ...(s.sessionAffinityTimeoutSeconds !== undefined ? { sessionAffinityConfig: { clientIP: { timeoutSeconds: s.sessionAffinityTimeoutSeconds } } } : {}),
     },
   };
 }

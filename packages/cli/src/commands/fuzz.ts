@@ -29,7 +29,12 @@ export interface FuzzCliOptions {
   readonly progress?: boolean;
   /** Controllers deployed beside the one under test on every node (`--alongside`, repeatable). */
   readonly alongside?: readonly string[];
+  /** Upper bound on shrink attempts (default: `checkProperty`'s); 0 reports the first counterexample as found. */
+  readonly maxShrinks?: number;
 }
+
+/** What `netsim fuzz` runs when given only `--controller`: the default campaign. */
+export const FUZZ_DEFAULTS = { runs: 100, seed: 1 } as const;
 
 const defaultIo: Io = { stdout: (s) => void process.stdout.write(s), stderr: (s) => void process.stderr.write(s) };
 
@@ -109,7 +114,7 @@ export async function runFuzz(opts: FuzzCliOptions, io: Io = defaultIo): Promise
         return r;
       },
     },
-    { seed, numRuns },
+    { seed, numRuns, ...(opts.maxShrinks !== undefined ? { maxShrinks: opts.maxShrinks } : {}) },
   );
   if (showBar) {
     bar.update(runs, { phase: result.ok ? 'done' : 'shrunk' });
@@ -166,8 +171,8 @@ export function fuzzCommand(): Command {
   return new Command('fuzz')
     .description('search generated histories for a counterexample to a controller\'s invariants')
     .requiredOption('--controller <name>', 'the controller under test, like npl:faulty')
-    .option('--runs <n>', 'histories to try', intArg(1), 100)
-    .option('--seed <n>', 'fast-check seed (print it, keep it: it reproduces the campaign)', intArg(0), 1)
+    .option('--runs <n>', 'histories to try', intArg(1), FUZZ_DEFAULTS.runs)
+    .option('--seed <n>', 'fast-check seed (print it, keep it: it reproduces the campaign)', intArg(0), FUZZ_DEFAULTS.seed)
     .option('--shard <i/n>', 'run shard i of n (seed + i, runs / n)', shardArg)
     .option('--out <dir>', 'where counterexamples are written as scenario files', '.netsim-out')
     .option('--controllers <module>', 'a module exporting more controllers ("controllers") and "fuzzProfiles"')

@@ -6,9 +6,14 @@
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import {
+  allBranches,
+  BUILTIN_CHAINS,
   compile,
   createEvalState,
   evaluateHook,
+  evaluateTable,
+  formatProbability,
+  isTableName,
   formatNatRange,
   formatRuleSpec,
   HOOKS,
@@ -22,6 +27,7 @@ import {
   type CtState,
   type EvalResult,
   type EvalTraceEntry,
+  type Branch,
   type Hook,
   type IpSet,
   type NatRange,
@@ -29,11 +35,12 @@ import {
   type Packet,
   type Rule,
   type Ruleset,
+  type TableName,
   type UnknownPolicy,
 } from '@netsim/netfilter';
 import { isKernelError } from '@netsim/kernel';
 import { formatPacketSpec, PacketSpecError, parsePacketSpec } from '../packetSpec.ts';
-import { formatHostTraceReport, HostTraceInputError, hostTraceJson, runHostTrace } from './traceHost.ts';
+import { formatHostBranchesReport, formatHostTraceReport, HostTraceInputError, hostBranchesJson, hostTraceJson, runHostBranches, runHostTrace } from './traceHost.ts';
 
 /** A bad command line or input file: printed as `netsim trace: …`, exit status 2. */
 export class TraceInputError extends Error {
@@ -59,6 +66,12 @@ export interface TraceOptions {
   readonly ipset?: string;
   readonly all: boolean;
   readonly json: boolean;
+  /** Walk only this table (its built-in chain for the hook, or `chain`). */
+  readonly table?: string;
+  /** Start at this chain of `table` (a user chain: kube-proxy's golden dumps have no jump to theirs). */
+  readonly chain?: string;
+  /** Enumerate every outcome of `statistic --mode random` with its probability instead of one seeded draw. */
+  readonly allBranches?: boolean;
 }
 
 /** One rule that matched, as `--json` prints it. */
@@ -235,58 +248,138 @@ export interface TraceRun {
   readonly ruleset: Ruleset;
   readonly packet: Packet;
   readonly hook: Hook;
+  /** With `--table`: the one table walked; with `--chain` too, the chain the walk started at. */
+  readonly table?: TableName;
+  readonly chain?: string;
   readonly result: EvalResult;
   readonly matched: readonly MatchedRule[];
+  /** With `--chain`: the walk fell off the end of the chain (or RETURNed): no verdict of its own. */
+  readonly returned: boolean;
+}
+
+/** `--all-branches`: every outcome, each with its probability. */
+export interface TraceBranchesRun {
+  readonly ruleset: Ruleset;
+  readonly packet: Packet;
+  readonly hook: Hook;
+  readonly table?: TableName;
+  readonly chain?: string;
+  readonly branches: readonly Branch<TraceRun>[];
+}
+
+/** The first hook of `table` among the packet's natural one and the rest, in the kernel's order. */
+function hookFor(table: TableName, preferred: Hook, packet: Packet): Hook {
+  const has = (h: Hook): boolean => (BUILTIN_CHAINS[table] as readonly string[]).includes(h);
+  if (has(preferred)) return preferred;
+  const order: readonly Hook[] = packet.inIface !== null ? (packet.outIface !== null ? ['FORWARD', 'INPUT'] : ['INPUT', 'FORWARD']) : ['OUTPUT', 'POSTROUTING'];
+  return [...order, ...HOOKS].find(has) ?? preferred;
+}
+
+/**
+ * The ruleset to walk for `--table T --chain C`: T's built-in chain for the hook replaced by one
+ * `-j C` with an ACCEPT policy, so the walk starts at C and a fall off C's end shows as that
+ * policy (reported as "returned"). The jump is built as data: a chain named like a target
+ * extension (`LOG`, `TPROXY`) is still the chain.
+ */
+function startAtChain(rs: Ruleset, table: TableName, hook: Hook, chain: string): Ruleset {
+  const t = rs.tables[table];
+  if (t.chains[chain] === undefined) throw new TraceInputError(`--chain ${chain}: no such chain in table ${table}`);
+  const entry: Rule = { matches: [], target: { kind: 'jump', chain } };
+  const { absent: _absent, ...present } = t;
+  return { ...rs, tables: { ...rs.tables, [table]: { ...present, chains: { ...t.chains, [hook]: { name: hook, policy: 'ACCEPT', rules: [entry] } } } } };
+}
+
+interface Prepared {
+  readonly ruleset: Ruleset;
+  readonly packet: Packet;
+  readonly hook: Hook;
+  readonly table?: TableName;
+  readonly chain?: string;
+  readonly walk: (random31: (threshold31?: number) => number) => TraceRun;
+}
+
+function readRuleset(path: string): string {
+  try {
+    return readFileSync(path === '-' ? 0 : path, 'utf8');
+  } catch (e) {
+    throw new TraceInputError(`cannot read ruleset ${path}: ${(e as Error).message}`);
+  }
+}
+
+/** Loads the inputs once; `walk` then runs the packet with a given draw source. */
+function prepare(o: TraceOptions): Prepared {
+  if (o.ruleset === undefined) throw new TraceInputError('give --ruleset FILE (one hook of a dump) or --host FILE (a whole host)');
+  const text = readRuleset(o.ruleset);
+  const ruleset = parseSave(text, { file: o.ruleset === '-' ? '<stdin>' : o.ruleset });
+  let packet = parsePacketSpec(o.packet);
+  if (o.mark !== undefined) packet = { ...packet, mark: o.mark >>> 0 };
+  if (o.chain !== undefined && o.table === undefined) throw new TraceInputError('--chain needs --table (the table the chain is in)');
+  let table: TableName | undefined;
+  if (o.table !== undefined) {
+    if (!isTableName(o.table)) throw new TraceInputError(`--table "${o.table}": expected raw, mangle, nat or filter`);
+    table = o.table;
+  }
+  const natural = o.hook ?? (packet.inIface !== null ? 'PREROUTING' : 'OUTPUT');
+  const hook = table === undefined || o.hook !== undefined ? natural : hookFor(table, natural, packet);
+  if (table !== undefined && !(BUILTIN_CHAINS[table] as readonly string[]).includes(hook)) throw new TraceInputError(`--hook ${hook}: the ${table} table has no ${hook} chain`);
+  let ipsetHas: ReturnType<typeof ipsetLookup> | undefined;
+  if (o.ipset !== undefined) ipsetHas = ipsetLookup(loadIpsets(o.ipset));
+  const conntrack = { ...parseCtstate(o.ctstate), ctmark: o.ctmark >>> 0 };
+  const walked = table !== undefined && o.chain !== undefined ? startAtChain(ruleset, table, hook, o.chain) : ruleset;
+  const compiled = compile(walked);
+  const walk = (random31: (threshold31?: number) => number): TraceRun => {
+    const ctx = { addrType: addrTypeFn(o.localAddress), conntrack, random31, state: createEvalState(), ...(ipsetHas === undefined ? {} : { ipsetHas }) };
+    const evalOpts = { unknown: o.unknown, skipNat: o.skipNat };
+    const raw = table === undefined ? evaluateHook(compiled, hook, packet, ctx, evalOpts) : evaluateTable(compiled, table, hook, packet, ctx, evalOpts);
+    let result = raw;
+    let returned = false;
+    if (table !== undefined && o.chain !== undefined) {
+      // Hide the synthetic entry rule and policy; the policy showing means the chain returned.
+      const synthetic = (e: EvalTraceEntry): boolean => e.table === table && e.chain === hook;
+      returned = raw.trace.some((e) => e.kind === 'policy' && synthetic(e));
+      result = { ...raw, trace: raw.trace.filter((e) => !synthetic(e)) };
+    }
+    const matched: MatchedRule[] = [];
+    for (const e of result.trace) {
+      if (e.kind === 'rule' && (e.outcome === 'match' || e.assumed === 'match')) {
+        matched.push({ table: e.table, chain: e.chain, index: e.index, rule: ruleText(ruleset, e.table, e.chain, e.index) });
+      }
+    }
+    return { ruleset, packet, hook, ...(table !== undefined ? { table } : {}), ...(o.chain !== undefined ? { chain: o.chain } : {}), result, matched, returned };
+  };
+  return { ruleset, packet, hook, ...(table !== undefined ? { table } : {}), ...(o.chain !== undefined ? { chain: o.chain } : {}), walk };
+}
+
+function loadIpsets(path: string): IpSet[] {
+  let sets: string;
+  try {
+    sets = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new TraceInputError(`cannot read ipsets ${path}: ${(e as Error).message}`);
+  }
+  try {
+    return parseIpsetSave(sets, path);
+  } catch (e) {
+    if (e instanceof RangeError) throw new TraceInputError(`${path}: ${e.message}`);
+    throw e;
+  }
 }
 
 /** Loads the inputs, walks the packet, and returns everything the printers need. */
 export function runTrace(o: TraceOptions): TraceRun {
-  if (o.ruleset === undefined) throw new TraceInputError('give --ruleset FILE (one hook of a dump) or --host FILE (a whole host)');
-  let text: string;
-  try {
-    text = readFileSync(o.ruleset === '-' ? 0 : o.ruleset, 'utf8');
-  } catch (e) {
-    throw new TraceInputError(`cannot read ruleset ${o.ruleset}: ${(e as Error).message}`);
-  }
-  const ruleset = parseSave(text, { file: o.ruleset === '-' ? '<stdin>' : o.ruleset });
-  let packet = parsePacketSpec(o.packet);
-  if (o.mark !== undefined) packet = { ...packet, mark: o.mark >>> 0 };
-  const hook = o.hook ?? (packet.inIface !== null ? 'PREROUTING' : 'OUTPUT');
-  let ipsetHas: ReturnType<typeof ipsetLookup> | undefined;
-  if (o.ipset !== undefined) {
-    let sets: string;
-    try {
-      sets = readFileSync(o.ipset, 'utf8');
-    } catch (e) {
-      throw new TraceInputError(`cannot read ipsets ${o.ipset}: ${(e as Error).message}`);
-    }
-    try {
-      ipsetHas = ipsetLookup(parseIpsetSave(sets, o.ipset));
-    } catch (e) {
-      if (e instanceof RangeError) throw new TraceInputError(`${o.ipset}: ${e.message}`);
-      throw e;
-    }
-  }
-  const conntrack = { ...parseCtstate(o.ctstate), ctmark: o.ctmark >>> 0 };
-  const ctx = {
-    addrType: addrTypeFn(o.localAddress),
-    conntrack,
-    random31: seededRandom31(o.seed),
-    state: createEvalState(),
-    ...(ipsetHas === undefined ? {} : { ipsetHas }),
-  };
-  const result = evaluateHook(compile(ruleset), hook, packet, ctx, { unknown: o.unknown, skipNat: o.skipNat });
-  const matched: MatchedRule[] = [];
-  for (const e of result.trace) {
-    if (e.kind === 'rule' && (e.outcome === 'match' || e.assumed === 'match')) {
-      matched.push({ table: e.table, chain: e.chain, index: e.index, rule: ruleText(ruleset, e.table, e.chain, e.index) });
-    }
-  }
-  return { ruleset, packet, hook, result, matched };
+  return prepare(o).walk(seededRandom31(o.seed));
 }
 
-function verdictText(r: EvalResult): string {
-  const v = r.verdict;
+/** `--all-branches`: every outcome of the walk with its exact probability, in rule order. */
+export function runTraceBranches(o: TraceOptions): TraceBranchesRun {
+  const p = prepare(o);
+  const { walk, ...rest } = p;
+  return { ...rest, branches: allBranches(walk) };
+}
+
+function verdictText(run: TraceRun): string {
+  const v = run.result.verdict;
+  if (run.returned) return `none (returned from ${run.chain ?? '?'})`;
   switch (v.kind) {
     case 'ACCEPT':
       return 'ACCEPT';
@@ -299,35 +392,68 @@ function verdictText(r: EvalResult): string {
   }
 }
 
-/** The human-readable report. */
-export function formatTraceReport(run: TraceRun, o: Pick<TraceOptions, 'ctstate' | 'seed' | 'all'>): string {
+function where(run: Pick<TraceRun, 'hook' | 'table' | 'chain'>): string {
+  if (run.table === undefined) return run.hook;
+  return run.chain === undefined ? `${run.table} ${run.hook}` : `${run.table} ${run.chain} (from ${run.hook})`;
+}
+
+function outcomeLines(run: TraceRun, all: boolean): string[] {
   const { result } = run;
-  const lines = [
-    `# ${formatPacketSpec(run.packet)}  at ${run.hook}  (ctstate ${o.ctstate}, mark ${hex(run.packet.mark)}, seed ${o.seed})`,
-    ...formatTraceText(run.ruleset, result.trace, o.all),
-    `verdict: ${verdictText(result)}`,
-    `nat: ${natText(result.nat)}`,
-    `mark: ${hex(result.mark)}`,
-  ];
+  const lines = [...formatTraceText(run.ruleset, result.trace, all), `verdict: ${verdictText(run)}`, `nat: ${natText(result.nat)}`, `mark: ${hex(result.mark)}`];
   if (result.ctmark !== 0) lines.push(`ctmark: ${hex(result.ctmark)}`);
   if (result.notrack) lines.push('notrack: yes');
+  return lines;
+}
+
+/** The human-readable report. */
+export function formatTraceReport(run: TraceRun, o: Pick<TraceOptions, 'ctstate' | 'seed' | 'all'>): string {
+  const lines = [`# ${formatPacketSpec(run.packet)}  at ${where(run)}  (ctstate ${o.ctstate}, mark ${hex(run.packet.mark)}, seed ${o.seed})`, ...outcomeLines(run, o.all)];
   return `${lines.join('\n')}\n`;
 }
 
-/** The `--json` report. */
-export function traceJson(run: TraceRun): object {
+/** The `--all-branches` report: one block per outcome, headed by its probability. */
+export function formatTraceBranchesReport(run: TraceBranchesRun, o: Pick<TraceOptions, 'ctstate' | 'all'>): string {
+  const n = run.branches.length;
+  const lines = [`# ${formatPacketSpec(run.packet)}  at ${where(run)}  (ctstate ${o.ctstate}, mark ${hex(run.packet.mark)}, ${n} outcome${n === 1 ? '' : 's'})`];
+  run.branches.forEach((b, i) => {
+    lines.push(`## outcome ${i + 1} of ${n}: probability ${formatProbability(b.probability)}`, ...outcomeLines(b.result, o.all));
+  });
+  return `${lines.join('\n')}\n`;
+}
+
+function verdictJson(run: TraceRun): object {
+  const v = run.result.verdict;
+  if (run.returned) return { kind: 'RETURN' };
+  return v.kind === 'unknown' ? { kind: 'unknown', reason: v.reason, at: v.at } : v;
+}
+
+function outcomeJson(run: TraceRun): object {
   const { result } = run;
-  const v = result.verdict;
   return {
-    packet: formatPacketSpec(run.packet),
-    hook: run.hook,
-    verdict: v.kind === 'unknown' ? { kind: 'unknown', reason: v.reason, at: v.at } : v,
+    verdict: verdictJson(run),
     nat: natJson(result.nat),
     mark: hex(result.mark),
     ctmark: hex(result.ctmark),
     notrack: result.notrack,
     matched: run.matched,
     trace: result.trace,
+  };
+}
+
+function placeJson(run: Pick<TraceRun, 'packet' | 'hook' | 'table' | 'chain'>): object {
+  return { packet: formatPacketSpec(run.packet), hook: run.hook, ...(run.table !== undefined ? { table: run.table } : {}), ...(run.chain !== undefined ? { chain: run.chain } : {}) };
+}
+
+/** The `--json` report. */
+export function traceJson(run: TraceRun): object {
+  return { ...placeJson(run), ...outcomeJson(run) };
+}
+
+/** The `--all-branches --json` report: `branches[]`, each with its probability as `"num/den"`. */
+export function traceBranchesJson(run: TraceBranchesRun): object {
+  return {
+    ...placeJson(run),
+    branches: run.branches.map((b) => ({ probability: formatProbability(b.probability), draws: b.draws, ...outcomeJson(b.result) })),
   };
 }
 
@@ -358,25 +484,41 @@ export function traceCommand(): Command {
     .option('--ipset <file>', 'ipsets for -m set, as `ipset save` prints them')
     .option('--all', 'also list the rules that did not match', false)
     .option('--json', 'print one JSON object: verdict, nat, matched rules and the full trace', false)
+    .option('--table <table>', 'walk only this table (raw, mangle, nat, filter) at the hook')
+    .option('--chain <chain>', 'with --table: start at this chain (a user chain no built-in chain jumps to)')
+    .option('--all-branches', 'every outcome of statistic --mode random, each with its exact probability, instead of one seeded draw', false)
     .action((opts: TraceOptions) => {
       try {
         const hostCommands = opts.hostCmd ?? [];
         if (opts.host !== undefined || hostCommands.length > 0) {
           if (opts.host !== undefined && hostCommands.length > 0) throw new TraceInputError('give the host as --host FILE or as --host-cmd lines, not both');
           if (opts.host !== undefined && opts.ruleset !== undefined) throw new TraceInputError('--host takes the ruleset from the host file; drop --ruleset');
-          const run = runHostTrace({
+          if (opts.table !== undefined || opts.chain !== undefined) throw new TraceInputError('--table and --chain walk one table of a dump; a host trace walks every hook (drop --host)');
+          const hostOpts = {
             ...(opts.host !== undefined ? { host: opts.host } : { hostCommands, ...(opts.ruleset !== undefined ? { ruleset: opts.ruleset } : {}) }),
             packet: opts.packet,
             seed: opts.seed,
+            unknown: opts.unknown,
             ...(opts.mark !== undefined ? { mark: opts.mark } : {}),
-          });
+          };
+          if (opts.allBranches === true) {
+            const run = runHostBranches(hostOpts);
+            process.stdout.write(opts.json ? `${JSON.stringify(hostBranchesJson(run), null, 2)}\n` : formatHostBranchesReport(run));
+            return;
+          }
+          const run = runHostTrace(hostOpts);
           process.stdout.write(opts.json ? `${JSON.stringify(hostTraceJson(run), null, 2)}\n` : formatHostTraceReport(run, opts.seed));
+          return;
+        }
+        if (opts.allBranches === true) {
+          const run = runTraceBranches(opts);
+          process.stdout.write(opts.json ? `${JSON.stringify(traceBranchesJson(run), null, 2)}\n` : formatTraceBranchesReport(run, opts));
           return;
         }
         const run = runTrace(opts);
         process.stdout.write(opts.json ? `${JSON.stringify(traceJson(run), null, 2)}\n` : formatTraceReport(run, opts));
       } catch (e) {
-        if (e instanceof TraceInputError || e instanceof HostTraceInputError || e instanceof PacketSpecError || isNetfilterError(e) || isKernelError(e)) {
+        if (e instanceof RangeError || e instanceof TraceInputError || e instanceof HostTraceInputError || e instanceof PacketSpecError || isNetfilterError(e) || isKernelError(e)) {
           process.stderr.write(`netsim trace: ${e.message}\n`);
           process.exitCode = 2;
           return;

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
-import { seededRandom31 } from '@netsim/netfilter';
+import { allBranches, formatProbability, seededRandom31, type Branch, type BranchDraw, type UnknownPolicy } from '@netsim/netfilter';
 import { formatHostTrace, parseHostFile, traceHostPacket, type HostTraceResult } from '@netsim/kernel';
 import { formatPacketSpec, parsePacketSpec } from '../packetSpec.ts';
 
@@ -27,6 +27,8 @@ export interface HostTraceCliOptions {
   readonly packet: string;
   readonly mark?: number;
   readonly seed: number;
+  /** What to do at a rule that cannot be evaluated (`--unknown`); default `stop`. */
+  readonly unknown?: UnknownPolicy;
 }
 
 export interface HostTraceRun {
@@ -35,8 +37,12 @@ export interface HostTraceRun {
   readonly result: HostTraceResult;
 }
 
+let stdinText: string | undefined;
+
+/** A file, or standard input for `-` (read once: a host rebuilt per branch reads it again). */
 function read(path: string, what: string): string {
   try {
+    if (path === '-') return (stdinText ??= readFileSync(0, 'utf8'));
     return readFileSync(path, 'utf8');
   } catch (e) {
     throw new HostTraceInputError(`cannot read ${what} ${path}: ${(e as Error).message}`);
@@ -45,7 +51,7 @@ function read(path: string, what: string): string {
 
 function loadHostFile(path: string) {
   const text = read(path, 'host file');
-  return parseHostFile(text, path, (p) => read(isAbsolute(p) ? p : join(dirname(path), p), 'ruleset'));
+  return parseHostFile(text, path, (p) => read(p === '-' || isAbsolute(p) ? p : join(dirname(path), p), 'ruleset'));
 }
 
 /**
@@ -60,14 +66,77 @@ function hostFromCommands(lines: readonly string[], ruleset: string | undefined)
   return parseHostFile(text, '--host-cmd', (p) => read(p, 'ruleset'));
 }
 
+function loadHost(o: HostTraceCliOptions) {
+  return o.host !== undefined ? loadHostFile(o.host) : hostFromCommands(o.hostCommands ?? [], o.ruleset);
+}
+
+function packetOf(o: HostTraceCliOptions) {
+  const packet = parsePacketSpec(o.packet);
+  return o.mark !== undefined ? { ...packet, mark: o.mark >>> 0 } : packet;
+}
+
 /** Loads the host file, walks the packet through the host, returns what the printers need. */
 export function runHostTrace(o: HostTraceCliOptions): HostTraceRun {
-  const host = o.host !== undefined ? loadHostFile(o.host) : hostFromCommands(o.hostCommands ?? [], o.ruleset);
-  let packet = parsePacketSpec(o.packet);
-  if (o.mark !== undefined) packet = { ...packet, mark: o.mark >>> 0 };
+  const host = loadHost(o);
+  const packet = packetOf(o);
   const draw = seededRandom31(o.seed);
-  const result = traceHostPacket(host, packet, { rng: { int: (max) => Math.floor((draw() / 0x80000000) * max) } });
+  const result = traceHostPacket(host, packet, { rng: { int: (max) => Math.floor((draw() / 0x80000000) * max) }, ...(o.unknown !== undefined ? { unknown: o.unknown } : {}) });
   return { hostName: host.name, packet: formatPacketSpec(packet), result };
+}
+
+export interface HostBranchesRun {
+  readonly hostName: string;
+  readonly packet: string;
+  readonly branches: readonly Branch<HostTraceResult>[];
+}
+
+/**
+ * `--all-branches` through a whole host: the host is built afresh for every outcome (conntrack
+ * empty each time) and only `statistic --mode random` draws are enumerated; SNAT port choices
+ * come from the seed as in a single trace.
+ */
+export function runHostBranches(o: HostTraceCliOptions): HostBranchesRun {
+  const packet = packetOf(o);
+  const hostName = loadHost(o).name;
+  const branches = allBranches((random31) => {
+    const draw = seededRandom31(o.seed);
+    return traceHostPacket(loadHost(o), packet, {
+      rng: { int: (max) => Math.floor((draw() / 0x80000000) * max) },
+      random31,
+      ...(o.unknown !== undefined ? { unknown: o.unknown } : {}),
+    });
+  });
+  return { hostName, packet: formatPacketSpec(packet), branches };
+}
+
+/** The `--all-branches` human report: one block per outcome, headed by its probability. */
+export function formatHostBranchesReport(run: HostBranchesRun): string {
+  const n = run.branches.length;
+  const blocks = run.branches.map((b, i) => `## outcome ${i + 1} of ${n}: probability ${formatProbability(b.probability)}\n${formatHostTrace(b.result)}`);
+  return `# ${run.packet}  through host ${run.hostName}  (${n} outcome${n === 1 ? '' : 's'})\n${blocks.join('')}`;
+}
+
+function resultJson(r: HostTraceResult): object {
+  return {
+    fate: r.fate,
+    egress: r.egress,
+    dnat: r.dnat,
+    snat: r.snat,
+    masquerade: r.masquerade,
+    matched: r.matched,
+    conntrack: r.conntrack,
+    reason: r.reason,
+    trace: r.trace,
+  };
+}
+
+/** The `--all-branches --json` report. */
+export function hostBranchesJson(run: HostBranchesRun): object {
+  return {
+    host: run.hostName,
+    packet: run.packet,
+    branches: run.branches.map((b) => ({ probability: formatProbability(b.probability), draws: b.draws satisfies readonly BranchDraw[], ...resultJson(b.result) })),
+  };
 }
 
 /** The human report. */
@@ -78,14 +147,5 @@ export function formatHostTraceReport(run: HostTraceRun, seed: number): string {
 /** The `--json` report. */
 export function hostTraceJson(run: HostTraceRun): object {
   const r = run.result;
-  return {
-    host: run.hostName,
-    packet: run.packet,
-    fate: r.fate,
-    egress: r.egress,
-    matched: r.matched,
-    conntrack: r.conntrack,
-    reason: r.reason,
-    trace: r.trace,
-  };
+  return { host: run.hostName, packet: run.packet, ...resultJson(r) };
 }

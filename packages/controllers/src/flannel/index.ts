@@ -6,6 +6,7 @@ import type { Controller, ControllerContext, JsonObject } from '@netsim/sim';
 import { OptionsReader } from '../options.ts';
 import { DEFAULT_RESYNC_MS, runFlanneld, type TrafficManager } from './manager.ts';
 import { flannelDeclaration } from './declaration.ts';
+import type { FlannelFlaw } from './flaws.ts';
 import { IptablesManagerV026 } from './manager_v0_26.ts';
 import { IptablesManagerV027, type ChainSetup } from './manager_v0_27.ts';
 
@@ -30,7 +31,15 @@ export interface FlannelOptions {
  * ```
  */
 export function flannel(variant: FlannelVariant, options: JsonObject = {}): Controller<ControllerContext> {
-  const r = new OptionsReader(`flannel:${variant}`, options);
+  return buildFlannel(variant, options, undefined, `flannel:${variant}`);
+}
+
+/**
+ * flanneld with one flaw switched on (the mutation suite's builder; not part of the package's
+ * exports; flaws apply to the fixed lifecycle). `label` names the controller in option errors.
+ */
+export function buildFlannel(variant: FlannelVariant, options: JsonObject, flaw: FlannelFlaw | undefined, label: string): Controller<ControllerContext> {
+  const r = new OptionsReader(label, options);
   const clusterCidr = r.cidr('clusterCidr', '198.18.0.0/15');
   const resyncMs = r.int('resyncMs', DEFAULT_RESYNC_MS, 1, 3_600_000);
   const chainSetup = variant === 'fixed' ? r.oneOf<ChainSetup>('chainSetup', 'ensure', ['ensure', 'clear']) : 'clear';
@@ -39,7 +48,7 @@ export function flannel(variant: FlannelVariant, options: JsonObject = {}): Cont
     name: 'flanneld',
     declares: flannelDeclaration(resyncMs),
     create: (ctx) => {
-      const mgr: TrafficManager = variant === 'faulty' ? new IptablesManagerV026(ctx) : new IptablesManagerV027(ctx, chainSetup);
+      const mgr: TrafficManager = variant === 'faulty' ? new IptablesManagerV026(ctx) : new IptablesManagerV027(ctx, chainSetup, flaw);
       return { start: () => runFlanneld(ctx, mgr, { clusterCidr, resyncMs }), stop: () => mgr.shutdown() };
     },
   };

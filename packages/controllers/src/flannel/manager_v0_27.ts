@@ -14,6 +14,7 @@
  */
 import { isIptablesError, type ControllerContext } from '@netsim/sim';
 import { errorMessage } from '../errors.ts';
+import { flawedMasqRules, type FlannelFlaw } from './flaws.ts';
 import { ensureIPTables } from './iptables.ts';
 import { buildRestorePayload, type RestoreRules } from './iptablesRestore.ts';
 import { ensureLoop, type MasqSetup, type TrafficManager } from './manager.ts';
@@ -23,13 +24,14 @@ import { MASQ_CHAIN, masqRules, type IptablesRule } from './rules.ts';
 export type ChainSetup = 'ensure' | 'clear';
 
 /** The start-up transaction: the chain replaced whole, the POSTROUTING jump deleted (if present) and re-appended. */
-export async function atomicBootstrap(ctx: ControllerContext, rules: readonly IptablesRule[]): Promise<void> {
+export async function atomicBootstrap(ctx: ControllerContext, rules: readonly IptablesRule[], flaw?: FlannelFlaw): Promise<void> {
   const ipt = ctx.iptables;
   const lines: string[][] = [];
   const chainRules = rules.filter((r) => r.chain === MASQ_CHAIN);
   for (const r of rules) {
     if (r.chain === MASQ_CHAIN) continue;
-    if (await ipt.exists(r.table, r.chain, ...r.rulespec)) lines.push(['-D', r.chain, ...r.rulespec]);
+    // The flaw appends the jump without deleting the one a previous process left.
+    if (flaw !== 'duplicate-jump-on-restart' && (await ipt.exists(r.table, r.chain, ...r.rulespec))) lines.push(['-D', r.chain, ...r.rulespec]);
     lines.push([r.action, r.chain, ...r.rulespec]);
   }
   for (const r of chainRules) lines.push([r.action, r.chain, ...r.rulespec]);
@@ -43,10 +45,13 @@ export class IptablesManagerV027 implements TrafficManager {
   readonly release = 'v0.27.0';
   readonly #ctx: ControllerContext;
   readonly #chainSetup: ChainSetup;
+  readonly #flaw: FlannelFlaw | undefined;
 
-  constructor(ctx: ControllerContext, chainSetup: ChainSetup) {
+  /** `flaw`: mutation suite only, the one bug this manager carries. */
+  constructor(ctx: ControllerContext, chainSetup: ChainSetup, flaw?: FlannelFlaw) {
     this.#ctx = ctx;
     this.#chainSetup = chainSetup;
+    this.#flaw = flaw;
   }
 
   init(): Promise<void> {
@@ -62,23 +67,32 @@ export class IptablesManagerV027 implements TrafficManager {
   async setupAndEnsureMasqRules(setup: MasqSetup): Promise<void> {
     const ipt = this.#ctx.iptables;
     try {
-      if (this.#chainSetup === 'clear') await ipt.clearChain('nat', MASQ_CHAIN);
+      if (this.#chainSetup === 'clear' || this.#flaw === 'flush-before-refill') await ipt.clearChain('nat', MASQ_CHAIN);
       else if (!(await ipt.chainExists('nat', MASQ_CHAIN))) await ipt.newChain('nat', MASQ_CHAIN);
     } catch (e) {
       if (!isIptablesError(e)) throw e;
       this.#ctx.log.error('Failed to setup IPTables. Error on creating the chain', { error: e.message });
     }
-    const rules = masqRules(setup.clusterCidr, setup.podCidr);
+    const flaw = this.#flaw;
+    const rules = flawedMasqRules(masqRules(setup.clusterCidr, setup.podCidr), setup.podCidr, setup.clusterCidr, flaw);
     this.#ctx.go('setupAndEnsureIP4Tables', async () => {
       try {
-        await atomicBootstrap(this.#ctx, rules);
+        await atomicBootstrap(this.#ctx, rules, flaw);
         this.#ctx.log.info('bootstrap done');
       } catch (e) {
         if (!isIptablesError(e)) throw e;
         this.#ctx.log.error('Failed to bootstrap IPTables', { error: e.message });
+        // The flaw gives up: no ensure loop ever repairs what the failed bootstrap did not write.
+        if (flaw === 'bootstrap-not-retried') return;
       }
       await ensureLoop(this.#ctx, setup.resyncMs, async () => {
         try {
+          if (flaw === 'resync-flushes-chain') {
+            // Every resync rewrites everything, starting from an empty chain.
+            await ipt.clearChain('nat', MASQ_CHAIN);
+            await atomicBootstrap(this.#ctx, rules, flaw);
+            return;
+          }
           if (await ensureIPTables(ipt, rules)) this.#ctx.log.info('Some iptables rules are missing; deleting and recreating rules');
         } catch (e) {
           if (!isIptablesError(e)) throw e;

@@ -7,6 +7,7 @@ import type { Controller, ControllerContext, JsonObject } from '@netsim/sim';
 import { OptionsReader } from '../options.ts';
 import { writeExternalChain, writeExternalChainUnguarded } from './externalChain.ts';
 import { kubeProxyDeclaration } from './declaration.ts';
+import { writeExternalChainMasqueradingLocal, type KubeProxyFlaw } from './flaws.ts';
 import { Proxier } from './proxier.ts';
 
 export type KubeProxyVariant = 'faulty' | 'fixed';
@@ -34,7 +35,15 @@ export interface KubeProxyOptions {
  * ```
  */
 export function kubeProxy(variant: KubeProxyVariant, options: JsonObject = {}): Controller<ControllerContext> {
-  const r = new OptionsReader(`kube-proxy:${variant}`, options);
+  return buildKubeProxy(variant, options, undefined, `kube-proxy:${variant}`);
+}
+
+/**
+ * kube-proxy with one flaw switched on (the mutation suite's builder; not part of the package's
+ * exports; flaws apply to the fixed proxy). `label` names the controller in option errors.
+ */
+export function buildKubeProxy(variant: KubeProxyVariant, options: JsonObject, flaw: KubeProxyFlaw | undefined, label: string): Controller<ControllerContext> {
+  const r = new OptionsReader(label, options);
   const clusterCidr = r.cidr('clusterCidr', '198.18.0.0/15');
   const syncPeriodMs = r.int('syncPeriodMs', 30_000, 1, 3_600_000);
   const minSyncPeriodMs = r.int('minSyncPeriodMs', 1000, 0, 3_600_000);
@@ -44,7 +53,8 @@ export function kubeProxy(variant: KubeProxyVariant, options: JsonObject = {}): 
     name: 'kube-proxy',
     declares: kubeProxyDeclaration(syncPeriodMs),
     create: (ctx) => {
-      const p = new Proxier(ctx, { clusterCidr, syncPeriodMs, minSyncPeriodMs, nodePortAddresses, writeExternalChain: variant === 'fixed' ? writeExternalChain : writeExternalChainUnguarded });
+      const writer = variant === 'faulty' ? writeExternalChainUnguarded : flaw === 'local-policy-masquerades' ? writeExternalChainMasqueradingLocal : writeExternalChain;
+      const p = new Proxier(ctx, { clusterCidr, syncPeriodMs, minSyncPeriodMs, nodePortAddresses, writeExternalChain: writer, ...(flaw !== undefined ? { flaw } : {}) });
       return { start: () => p.run(), stop: () => p.stop() };
     },
   };

@@ -18,16 +18,25 @@ import type { ControllerContext, InformerHandle } from '@netsim/sim';
 import { isIptablesError } from '@netsim/sim';
 import { errorMessage, isProgrammerError } from '../errors.ts';
 import type { ExternalChainWriter } from './externalChain.ts';
+import type { KubeProxyFlaw } from './flaws.ts';
 import { isServiceChainName } from './hash.ts';
 import { buildEndpointsMap, buildServicePortMap, categorizeEndpoints, type EndpointInfo, type ServicePortInfo } from './servicePorts.ts';
 
+/** nat and filter: every Service's cluster IP rule, then the jump to KUBE-NODEPORTS (always last). */
 export const KUBE_SERVICES = 'KUBE-SERVICES';
+/** filter: REJECT/DROP for NodePorts without (local) endpoints, from INPUT and FORWARD. */
 export const KUBE_EXTERNAL_SERVICES = 'KUBE-EXTERNAL-SERVICES';
+/** nat: one rule per NodePort, jumping to the Service's KUBE-EXT chain. */
 export const KUBE_NODEPORTS = 'KUBE-NODEPORTS';
+/** nat: masquerades what KUBE-MARK-MASQ marked, then clears the mark. */
 export const KUBE_POSTROUTING = 'KUBE-POSTROUTING';
+/** nat: sets the masquerade bit ({@link MASQUERADE_MARK}). */
 export const KUBE_MARK_MASQ = 'KUBE-MARK-MASQ';
+/** filter: accepts marked and established Service traffic in FORWARD, drops INVALID. */
 export const KUBE_FORWARD = 'KUBE-FORWARD';
+/** filter: load balancer source ranges (empty: netsim writes no LoadBalancer firewall). */
 export const KUBE_PROXY_FIREWALL = 'KUBE-PROXY-FIREWALL';
+/** filter: drops martian localnet traffic to localhost NodePorts. */
 export const KUBE_FIREWALL = 'KUBE-FIREWALL';
 
 /** `fmt.Sprintf("%#08x", 1<<14)`: the masquerade bit as kube-proxy prints it. */
@@ -35,7 +44,8 @@ export const MASQUERADE_MARK = '0x004000';
 /** kube-proxy's `FullSyncPeriod`. */
 const FULL_SYNC_PERIOD_MS = 3_600_000;
 
-interface JumpChain {
+/** One jump from a built-in chain that a full sync ensures (`-C`, then `-I`). */
+export interface JumpChain {
   readonly table: 'filter' | 'nat';
   readonly dstChain: string;
   readonly srcChain: string;
@@ -77,6 +87,8 @@ export interface ProxierOptions {
    * LOCAL`) or `primary` (only the node's primary IP, one `-d IP` jump to `KUBE-NODEPORTS`).
    */
   readonly nodePortAddresses: 'all' | 'primary';
+  /** Mutation suite only: the one bug this proxy carries. */
+  readonly flaw?: KubeProxyFlaw;
 }
 
 /** `%0.10f` of 1/n. */
@@ -128,8 +140,14 @@ export class Proxier {
     const request = (): void => {
       if (this.#initialized) this.#queue.add('sync');
     };
-    this.services.addEventHandler({ onAdd: request, onUpdate: request, onDelete: request });
-    this.slices.addEventHandler({ onAdd: request, onUpdate: request, onDelete: request });
+    // The flaw logs the deleted object's name without unwrapping a tombstone (a Go type assertion
+    // without the ok check): a delete missed in a watch gap crashes the process.
+    const onDelete = (obj: { readonly kind: string }): void => {
+      if (this.opts.flaw === 'tombstone-crash') this.ctx.log.debug('delete', { name: (obj as unknown as { readonly metadata: { readonly name: string } }).metadata.name });
+      request();
+    };
+    this.services.addEventHandler({ onAdd: request, onUpdate: request, onDelete });
+    this.slices.addEventHandler({ onAdd: request, onUpdate: request, onDelete });
     this.ctx.informers.start();
     if (!(await this.ctx.informers.waitForCacheSync())) return;
     this.#initialized = true;
@@ -151,7 +169,8 @@ export class Proxier {
       } finally {
         this.#queue.done(item);
       }
-      if (!ok) {
+      if (!ok && this.opts.flaw === 'no-retry') this.ctx.log.info('Sync failed');
+      else if (!ok) {
         this.ctx.log.info('Sync failed', { retryingTimeMs: this.opts.syncPeriodMs });
         this.#queue.addAfter('sync', this.opts.syncPeriodMs);
       }
@@ -168,7 +187,8 @@ export class Proxier {
         return false;
       }
       const args = [...jump.extraArgs, ...(jump.comment !== '' ? ['-m', 'comment', '--comment', jump.comment] : []), '-j', jump.dstChain];
-      const exists = await ipt.run(['-t', jump.table, '-C', jump.srcChain, ...args]);
+      // The flaw inserts without checking first: every full sync adds another jump.
+      const exists = this.opts.flaw === 'duplicate-jumps' ? { exitCode: 1, stdout: '', stderr: '' } : await ipt.run(['-t', jump.table, '-C', jump.srcChain, ...args]);
       if (exists.exitCode === 0) continue;
       const inserted = exists.exitCode === 1 ? await ipt.run(['-t', jump.table, '-I', jump.srcChain, ...args]) : exists;
       if (inserted.exitCode !== 0) {
@@ -183,7 +203,8 @@ export class Proxier {
   async syncProxyRules(): Promise<boolean> {
     const now = this.ctx.now();
     const doFullSync = this.#needFullSync || now - this.#lastFullSyncMs > FULL_SYNC_PERIOD_MS;
-    const svcPortMap = buildServicePortMap(this.services.lister.keys().flatMap((k) => this.services.lister.getByKey(k) ?? []));
+    const allPorts = buildServicePortMap(this.services.lister.keys().flatMap((k) => this.services.lister.getByKey(k) ?? []));
+    const svcPortMap = this.opts.flaw === 'udp-ignored' ? new Map([...allPorts].filter(([, p]) => p.protocol !== 'udp')) : allPorts;
     const endpointsMap = buildEndpointsMap(
       this.slices.lister.keys().flatMap((k) => this.slices.lister.getByKey(k) ?? []),
       this.ctx.node,
@@ -192,7 +213,9 @@ export class Proxier {
     const fingerprints = new Map<string, string>();
     for (const svc of svcPortMap.values()) {
       const prev = fingerprints.get(svc.namespacedName) ?? '';
-      fingerprints.set(svc.namespacedName, prev + JSON.stringify([svc, endpointsMap.get(svc.key) ?? []]));
+      // The flaw's change tracker sees Service changes only, not endpoint changes.
+      const eps = this.opts.flaw === 'endpoint-changes-ignored' ? [] : (endpointsMap.get(svc.key) ?? []);
+      fingerprints.set(svc.namespacedName, prev + JSON.stringify([svc, eps]));
     }
     const updated = new Set<string>();
     for (const [nn, fp] of fingerprints) if (this.#lastFingerprints.get(nn) !== fp) updated.add(nn);
@@ -216,19 +239,24 @@ export class Proxier {
         return false;
       }
       const data = await this.#buildRestoreData(svcPortMap, endpointsMap, doFullSync, updated);
+      if (this.opts.flaw === 'flush-before-refill') {
+        // Flush every chain the input names in one restore, then fill them in a second one.
+        const flushOnly = data.split('\n').filter((l) => l.startsWith('*') || l.startsWith(':') || l === 'COMMIT' || l === '');
+        await this.ctx.iptables.restore(flushOnly.join('\n'), { noflush: true, counters: true });
+      }
       await this.ctx.iptables.restore(data, { noflush: true, counters: true });
     } catch (e) {
       if (isProgrammerError(e) || !isIptablesError(e)) throw e;
       this.ctx.log.error('Failed to execute iptables-restore', { error: errorMessage(e) });
-      // The change trackers were flushed: only a full sync can recover.
-      this.#needFullSync = true;
+      // The change trackers were flushed: only a full sync can recover (the flaw forgets that).
+      if (this.opts.flaw !== 'lost-changes-after-failed-restore') this.#needFullSync = true;
       return false;
     }
     this.#needFullSync = false;
     if (doFullSync) this.#lastFullSyncMs = now;
     // Finish housekeeping: UDP only. TCP flows keep their DNAT until they end.
     await this.deleteStaleServiceConntrackEntries(newlyServed);
-    await this.deleteEndpointConnections(stale);
+    if (this.opts.flaw !== 'stale-udp-conntrack') await this.deleteEndpointConnections(stale);
     return true;
   }
 
@@ -279,7 +307,9 @@ export class Proxier {
     const activeNatChains = new Set<string>();
     for (const svc of svcPortMap.values()) {
       const { protocol, nameString } = svc;
-      const cat = categorizeEndpoints(endpointsMap.get(svc.key) ?? [], svc);
+      // The flaw drops serving-terminating endpoints: no fallback to them when none is ready.
+      const allEps = endpointsMap.get(svc.key) ?? [];
+      const cat = categorizeEndpoints(this.opts.flaw === 'terminating-endpoints-ignored' ? allEps.filter((e) => e.ready) : allEps, svc);
       const clusterPolicyChain = svc.clusterPolicyChainName;
       const usesClusterPolicyChain = cat.clusterEndpoints.length > 0;
       const localPolicyChain = svc.localPolicyChainName;
@@ -288,7 +318,8 @@ export class Proxier {
       const hasInternalEndpoints = cat.hasEndpoints;
       let externalPolicyChain = clusterPolicyChain;
       let hasExternalEndpoints = cat.hasEndpoints;
-      if (svc.externalPolicyLocal) {
+      // The flaw sends Local-policy external traffic to every endpoint, as Cluster would.
+      if (svc.externalPolicyLocal && this.opts.flaw !== 'local-policy-cluster-endpoints') {
         externalPolicyChain = localPolicyChain;
         if (cat.localEndpoints.length === 0) hasExternalEndpoints = false;
       }
@@ -342,19 +373,21 @@ export class Proxier {
       if (usesClusterPolicyChain) {
         chains.write(`:${clusterPolicyChain} - [0:0]`);
         activeNatChains.add(clusterPolicyChain);
-        writeServiceToEndpointRules(rules, nameString, clusterPolicyChain, cat.clusterEndpoints);
+        writeServiceToEndpointRules(rules, svc, clusterPolicyChain, cat.clusterEndpoints);
       }
       if (usesLocalPolicyChain) {
         chains.write(`:${localPolicyChain} - [0:0]`);
         activeNatChains.add(localPolicyChain);
-        writeServiceToEndpointRules(rules, nameString, localPolicyChain, cat.localEndpoints);
+        writeServiceToEndpointRules(rules, svc, localPolicyChain, cat.localEndpoints);
       }
       for (const ep of cat.allLocallyReachableEndpoints) {
         chains.write(`:${ep.chainName} - [0:0]`);
         activeNatChains.add(ep.chainName);
         // Hairpin: a Pod reaching itself through the Service must be masqueraded.
-        rules.write('-A', ep.chainName, '-m', 'comment', '--comment', nameString, '-s', ep.ip, '-j', KUBE_MARK_MASQ);
-        rules.write('-A', ep.chainName, '-m', 'comment', '--comment', nameString, '-m', protocol, '-p', protocol, '-j', 'DNAT', '--to-destination', ep.str);
+        if (this.opts.flaw !== 'hairpin-not-masqueraded') rules.write('-A', ep.chainName, '-m', 'comment', '--comment', nameString, '-s', ep.ip, '-j', KUBE_MARK_MASQ);
+        // ClientIP affinity: the client's address goes on this endpoint's recent list.
+        const affinity = svc.stickyMaxAgeSeconds > 0 ? ['-m', 'recent', '--name', ep.chainName, '--set'] : [];
+        rules.write('-A', ep.chainName, '-m', 'comment', '--comment', nameString, ...affinity, '-m', protocol, '-p', protocol, '-j', 'DNAT', '--to-destination', ep.str);
       }
     }
 
@@ -383,7 +416,14 @@ export class Proxier {
   }
 }
 
-function writeServiceToEndpointRules(rules: Lines, nameString: string, svcChain: string, endpoints: readonly EndpointInfo[]): void {
+function writeServiceToEndpointRules(rules: Lines, svc: ServicePortInfo, svcChain: string, endpoints: readonly EndpointInfo[]): void {
+  const { nameString } = svc;
+  // ClientIP affinity first: a client seen within the timeout goes back to its endpoint.
+  if (svc.stickyMaxAgeSeconds > 0) {
+    for (const ep of endpoints) {
+      rules.write('-A', svcChain, '-m', 'comment', '--comment', `"${nameString} -> ${ep.str}"`, '-m', 'recent', '--name', ep.chainName, '--rcheck', '--seconds', String(svc.stickyMaxAgeSeconds), '--reap', '-j', ep.chainName);
+    }
+  }
   const n = endpoints.length;
   endpoints.forEach((ep, i) => {
     const args = ['-A', svcChain, '-m', 'comment', '--comment', `"${nameString} -> ${ep.str}"`];

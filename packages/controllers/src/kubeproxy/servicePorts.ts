@@ -3,7 +3,7 @@
  * each sync (kube-proxy's `ServicePortMap` and `EndpointsMap`, which its change trackers keep
  * equal to the caches), and `CategorizeEndpoints`.
  */
-import { SERVICE_NAME_LABEL, type EndpointSlice, type Service } from '@netsim/kube';
+import { DEFAULT_CLIENT_IP_AFFINITY_SECONDS, SERVICE_NAME_LABEL, type EndpointSlice, type Service } from '@netsim/kube';
 import { serviceExternalChain, servicePortEndpointChain, servicePortPolicyClusterChain, servicePortPolicyLocalChain } from './hash.ts';
 
 /** One port of one Service (kube-proxy's `servicePortInfo`). */
@@ -19,6 +19,8 @@ export interface ServicePortInfo {
   /** 0 when the Service has no node port. */
   readonly nodePort: number;
   readonly externalPolicyLocal: boolean;
+  /** `sessionAffinity: ClientIP`: its timeout in seconds (kube-proxy's `StickyMaxAgeSeconds`); 0 without affinity. */
+  readonly stickyMaxAgeSeconds: number;
   readonly clusterPolicyChainName: string;
   readonly localPolicyChainName: string;
   readonly externalChainName: string;
@@ -61,6 +63,7 @@ export function buildServicePortMap(services: readonly Service[]): Map<string, S
         port: p.port,
         nodePort: p.nodePort ?? 0,
         externalPolicyLocal: externallyAccessible && svc.spec.externalTrafficPolicy === 'Local',
+        stickyMaxAgeSeconds: svc.spec.sessionAffinity === 'ClientIP' ? (svc.spec.sessionAffinityConfig?.clientIP.timeoutSeconds ?? DEFAULT_CLIENT_IP_AFFINITY_SECONDS) : 0,
         clusterPolicyChainName: servicePortPolicyClusterChain(nameString, protocol),
         localPolicyChainName: servicePortPolicyLocalChain(nameString, protocol),
         externalChainName: serviceExternalChain(nameString, protocol),
@@ -107,6 +110,7 @@ export function buildEndpointsMap(slices: readonly EndpointSlice[], nodeName: st
   return out;
 }
 
+/** The endpoints each traffic policy uses, as `CategorizeEndpoints` returns them. */
 export interface CategorizedEndpoints {
   readonly clusterEndpoints: readonly EndpointInfo[];
   readonly localEndpoints: readonly EndpointInfo[];

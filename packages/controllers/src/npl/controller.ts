@@ -16,13 +16,17 @@ import { ItemExponentialFailureRateLimiter, isTombstone, type DeleteArg, type Po
 import { isIptablesError, type AsyncWorkQueue, type ControllerContext, type InformerHandle } from '@netsim/sim';
 import { errorMessage, isProgrammerError } from '../errors.ts';
 import { cleanupNplAnnotationForPod, parseNplAnnotation } from './annotations.ts';
+import type { NplFlaw } from './flaws.ts';
+import { FlawedPodPortRules } from './flawedRules.ts';
 import { IptablesPodPortRules } from './rules.ts';
 import { PortTable, ProcessPortOpener, type PortRange } from './portTable.ts';
 import { NPL_ANNOTATION, NPL_ENABLED_ANNOTATION, buildPortProto, type PodNodePort } from './types.ts';
 
-/** Antrea's worker count and retry delays. */
+/** Antrea's worker count. */
 export const NPL_WORKERS = 4;
-const MIN_RETRY_DELAY_MS = 2000;
+/** The first delay the workqueue's rate limiter puts before retrying a failed Pod key (doubling after). */
+export const NPL_MIN_RETRY_DELAY_MS = 2000;
+const MIN_RETRY_DELAY_MS = NPL_MIN_RETRY_DELAY_MS;
 /** The longest delay the workqueue's rate limiter puts between two attempts of a Pod key. */
 export const NPL_MAX_RETRY_DELAY_MS = 120_000;
 /** Back-off between attempts of the start-up restore. */
@@ -41,6 +45,8 @@ export interface NplHandlers {
 export interface NplControllerOptions {
   readonly portRange: PortRange;
   readonly workers: number;
+  /** Mutation suite only: the one bug this agent carries. */
+  readonly flaw?: NplFlaw;
 }
 
 function podKeyFunc(pod: Pod): string {
@@ -75,13 +81,16 @@ export class NplController {
   readonly queue: AsyncWorkQueue<string>;
   readonly pods: InformerHandle<'Pod'>;
   readonly services: InformerHandle<'Service'>;
+  /** Mutation suite only: the one bug this agent carries (undefined for the reference agents). */
+  readonly flaw: NplFlaw | undefined;
   readonly #workers: number;
 
   constructor(ctx: ControllerContext, handlers: NplHandlers, opts: NplControllerOptions) {
     this.ctx = ctx;
     this.handlers = handlers;
+    this.flaw = opts.flaw;
     this.#workers = opts.workers;
-    this.portTable = new PortTable(new IptablesPodPortRules(ctx.iptables), this.portOpener, opts.portRange);
+    this.portTable = new PortTable(opts.flaw !== undefined ? new FlawedPodPortRules(ctx.iptables, opts.flaw) : new IptablesPodPortRules(ctx.iptables), this.portOpener, opts.portRange);
     this.queue = ctx.workqueue<string>('nodeportlocal', { rateLimiter: new ItemExponentialFailureRateLimiter<string>(MIN_RETRY_DELAY_MS, NPL_MAX_RETRY_DELAY_MS) });
     this.pods = ctx.informers.pods({ selector: { nodeName: ctx.node } });
     this.services = ctx.informers.services();
@@ -113,7 +122,9 @@ export class NplController {
   }
 
   enqueuePod(obj: DeleteArg<Pod>): void {
-    const pod = isTombstone(obj) ? obj.obj : obj;
+    if (isTombstone(obj) && this.flaw === 'tombstone-dropped') return;
+    // The flaw casts the tombstone to a Pod, as a Go type assertion without the ok check would.
+    const pod = isTombstone(obj) && this.flaw !== 'tombstone-crash' ? obj.obj : (obj as Pod);
     this.queue.add(podKeyFunc(pod));
   }
 
@@ -134,12 +145,12 @@ export class NplController {
       keys = new Set(this.getPodsFromService(oldEnabled ? oldSvc : newSvc));
     } else if (oldEnabled && newEnabled) {
       const newPods = new Set(this.getPodsFromService(newSvc));
-      if (!sameRecord(oldSvc.spec.selector, newSvc.spec.selector)) {
+      if (this.flaw !== 'selector-update-ignored' && !sameRecord(oldSvc.spec.selector, newSvc.spec.selector)) {
         const oldPods = new Set(this.getPodsFromService(oldSvc));
         for (const k of oldPods) if (!newPods.has(k)) keys.add(k);
         for (const k of newPods) if (!oldPods.has(k)) keys.add(k);
       }
-      if (!samePorts(oldSvc, newSvc)) for (const k of newPods) keys.add(k);
+      if (this.flaw !== 'port-update-ignored' && !samePorts(oldSvc, newSvc)) for (const k of newPods) keys.add(k);
     }
     for (const k of [...keys].sort()) this.queue.add(k);
   }
@@ -166,9 +177,9 @@ export class NplController {
       if (svc === undefined || !isNplEnabledService(svc)) continue;
       if (pod.metadata.namespace !== svc.metadata.namespace || !matchSvcSelectorPodLabels(svc.spec.selector, pod.metadata.labels)) continue;
       for (const port of svc.spec.ports) {
-        if (port.protocol === 'SCTP') continue;
+        if (port.protocol === 'SCTP' || (port.protocol === 'UDP' && this.flaw === 'udp-ignored')) continue;
         if (typeof port.targetPort === 'number') ints.add(buildPortProto(port.targetPort, port.protocol));
-        else strs.add(buildPortProto(port.targetPort, port.protocol));
+        else if (this.flaw !== 'named-port-ignored') strs.add(buildPortProto(port.targetPort, port.protocol));
       }
     }
     return { ints, strs };
@@ -188,7 +199,9 @@ export class NplController {
       this.queue.forget(key);
     } catch (e) {
       if (isProgrammerError(e)) throw e;
-      this.queue.addRateLimited(key);
+      if (this.flaw === 'no-retry') this.queue.forget(key);
+      else if (this.flaw === 'retry-without-backoff') this.queue.add(key);
+      else this.queue.addRateLimited(key);
       this.ctx.log.error('Error syncing Pod, requeuing', { key, error: errorMessage(e) });
     } finally {
       this.queue.done(key);

@@ -3,10 +3,11 @@
  * chain it owns (with its two jumps), the annotation it publishes and how to read it, and the
  * longest retry delay of its workqueue.
  */
+import type { Pod, Service } from '@netsim/kube';
 import type { ControllerDeclaration, PublishedMapping } from '@netsim/sim';
 import { parseNplAnnotation } from './annotations.ts';
 import { NPL_MAX_RETRY_DELAY_MS } from './controller.ts';
-import { NPL_ANNOTATION, NPL_CHAIN } from './types.ts';
+import { NPL_ANNOTATION, NPL_CHAIN, NPL_ENABLED_ANNOTATION } from './types.ts';
 
 /**
  * Reads a `nodeportlocal.antrea.io` value as published mappings. The annotation carries no Pod
@@ -45,3 +46,37 @@ export const NPL_DECLARATION: ControllerDeclaration = {
   annotations: [{ key: NPL_ANNOTATION, parse: parseNplMappings }],
   maxBackoffMs: NPL_MAX_RETRY_DELAY_MS,
 };
+
+/** One (Pod port, protocol) a Pod must get a mapping for. */
+export interface NplEligiblePort {
+  readonly podPort: number;
+  readonly protocol: 'TCP' | 'UDP';
+}
+
+/**
+ * The mappings the NodePortLocal agent owes a Pod: for every Service annotated
+ * `nodeportlocal.antrea.io/enabled: "true"` that is not of type NodePort, in the Pod's namespace,
+ * whose non-empty selector matches the Pod's labels, each TCP or UDP port's targetPort (a named
+ * targetPort resolved against the Pod's container ports; unresolvable ones are skipped, as Antrea
+ * does). A Pod without an IP is owed nothing. Sorted by port, then protocol.
+ */
+export function nplEligiblePorts(pod: Pod, services: readonly Service[]): readonly NplEligiblePort[] {
+  if ((pod.status.podIP ?? '') === '') return [];
+  const out = new Map<string, NplEligiblePort>();
+  for (const svc of services) {
+    if (svc.metadata.annotations[NPL_ENABLED_ANNOTATION] !== 'true' || svc.spec.type === 'NodePort') continue;
+    if (svc.metadata.namespace !== pod.metadata.namespace) continue;
+    const selector = svc.spec.selector ?? {};
+    const keys = Object.keys(selector);
+    if (keys.length === 0 || !keys.every((k) => pod.metadata.labels[k] === selector[k])) continue;
+    for (const port of svc.spec.ports) {
+      if (port.protocol === 'SCTP') continue;
+      const protocol = port.protocol === 'UDP' ? 'UDP' : 'TCP';
+      let podPort: number | undefined;
+      if (typeof port.targetPort === 'number') podPort = port.targetPort;
+      else for (const c of pod.spec.containers) for (const cp of c.ports) if (cp.name === port.targetPort && cp.protocol === port.protocol) podPort ??= cp.containerPort;
+      if (podPort !== undefined) out.set(`${podPort}/${protocol}`, { podPort, protocol });
+    }
+  }
+  return [...out.values()].sort((a, b) => a.podPort - b.podPort || (a.protocol < b.protocol ? -1 : a.protocol > b.protocol ? 1 : 0));
+}

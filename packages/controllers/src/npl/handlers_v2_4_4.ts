@@ -23,6 +23,8 @@ export async function cleanupPodRules(c: NplController, key: string, keep: Reado
     } catch (e) {
       throw new Error(`failed to delete rule for Pod ${key}, Pod Port ${data.podPort}, Protocol ${data.protocol}: ${(e as Error).message}`, { cause: e });
     }
+    // v2.3.2's flaw 1: the loop returns after the first entry it deletes.
+    if (c.flaw === 'cleanup-stops-early') return;
   }
 }
 
@@ -75,7 +77,7 @@ async function handleAddUpdatePod(c: NplController, key: string, pod: Pod): Prom
     }
     // The same name with another IP: a new sandbox, or a delete and create merged by the
     // workqueue into one update. The old rule points at an address that is no longer this Pod's.
-    if (portData !== undefined && portData.podIP !== podIP) {
+    if (portData !== undefined && portData.podIP !== podIP && c.flaw !== 'cached-ip-reused') {
       c.ctx.log.info('Deleting NodePortLocal rule for Pod because of IP change', { pod: key, podIP, prevPodIP: portData.podIP });
       await c.portTable.deleteRule(key, port, protocol);
       portData = undefined;
@@ -94,6 +96,8 @@ async function handleAddUpdatePod(c: NplController, key: string, pod: Pod): Prom
   await cleanupPodRules(c, key, podPorts);
 
   const nplAnnotationsRequired = [...required.values()];
+  if (c.flaw === 'annotation-not-removed' && nplAnnotationsRequired.length === 0) return;
+  if (c.flaw === 'annotation-not-updated' && podAnnotation !== undefined) return;
   if (!compareNplAnnotationLists(nplAnnotations, nplAnnotationsRequired)) await updatePodNplAnnotation(c, pod, nplAnnotationsRequired);
 }
 

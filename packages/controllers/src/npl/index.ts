@@ -6,6 +6,7 @@ import type { Controller, ControllerContext, JsonObject } from '@netsim/sim';
 import { OptionsReader } from '../options.ts';
 import { NPL_WORKERS, NplController, type NplHandlers } from './controller.ts';
 import { NPL_DECLARATION } from './declaration.ts';
+import type { NplFlaw } from './flaws.ts';
 import { HANDLERS_V2_3_2 } from './handlers_v2_3_2.ts';
 import { HANDLERS_V2_4_4 } from './handlers_v2_4_4.ts';
 import { DEFAULT_PORT_RANGE } from './types.ts';
@@ -33,7 +34,15 @@ const HANDLERS: Readonly<Record<NplVariant, NplHandlers>> = { faulty: HANDLERS_V
  * ```
  */
 export function nodePortLocal(variant: NplVariant, options: JsonObject = {}): Controller<ControllerContext> {
-  const r = new OptionsReader(`npl:${variant}`, options);
+  return buildNodePortLocal(variant, options, undefined, `npl:${variant}`);
+}
+
+/**
+ * The agent with one flaw switched on (the mutation suite's builder; not part of the package's
+ * exports). `label` names the controller in option errors.
+ */
+export function buildNodePortLocal(variant: NplVariant, options: JsonObject, flaw: NplFlaw | undefined, label: string): Controller<ControllerContext> {
+  const r = new OptionsReader(label, options);
   const start = r.int('portRangeStart', DEFAULT_PORT_RANGE.start, 1, 65535);
   const end = r.int('portRangeEnd', DEFAULT_PORT_RANGE.end, start, 65535);
   const workers = r.int('workers', NPL_WORKERS, 1, 64);
@@ -43,7 +52,7 @@ export function nodePortLocal(variant: NplVariant, options: JsonObject = {}): Co
     name: 'antrea-agent',
     declares: NPL_DECLARATION,
     create: (ctx) => {
-      const c = new NplController(ctx, handlers, { portRange: { start, end }, workers });
+      const c = new NplController(ctx, handlers, { portRange: { start, end }, workers, ...(flaw !== undefined ? { flaw } : {}) });
       return { start: () => c.run(), stop: () => c.stop() };
     },
   };

@@ -62,6 +62,7 @@ export interface NodePortData {
   defunct: boolean;
 }
 
+/** An inclusive range of node ports, like `nodePortLocal.portRange`. */
 export interface PortRange {
   readonly start: number;
   readonly end: number;

@@ -1,0 +1,74 @@
+/**
+ * The mutation suite: the default campaign of `netsim fuzz` must catch every one-bug variant of
+ * the fixed reference controllers (each from a bug class in a public tracker), and must stay
+ * silent on the fixed references themselves. Each campaign stops at its first counterexample.
+ *
+ * EXPECTED_MISSED lists the variants the default campaign cannot catch yet, each for want of a
+ * generated action, fault or oracle (named beside it). The list only shrinks: a listed variant
+ * that is caught fails the test until it is taken off.
+ */
+import { describe, expect, it } from 'vitest';
+import { MUTANTS } from '../../../controllers/mutants/index.ts';
+import { defaultCampaign } from './suite.ts';
+
+/** A whole default campaign may run here (a missed variant); on a loaded machine that is seconds, not milliseconds. */
+const CAMPAIGN_TIMEOUT_MS = 120_000;
+
+const EXPECTED_MISSED: ReadonlyMap<string, string> = new Map([
+  ['npl:cached-ip-reused', 'a same-name recreate with a new IP seen as one update'],
+  ['npl:annotation-not-removed', 'Service updates (selector, NPL annotation, type) and a mappings == eligible oracle'],
+  ['npl:annotation-not-updated', 'a same-name recreate with a new IP seen as one update'],
+  ['npl:udp-ignored', 'UDP Service ports and a mapping-published liveness oracle'],
+  ['npl:no-retry', 'iptables failures in the campaign and a mapping-published liveness oracle'],
+  ['npl:retry-without-backoff', 'persistent iptables failures and a retry-rate (hot loop) oracle'],
+  ['npl:flush-before-refill', 'an oracle that a restart never takes away a served mapping'],
+  ['npl:duplicate-jumps', 'no-duplicate-rules over every table, with restarts'],
+  ['npl:port-update-ignored', 'Service port updates and a mappings == eligible oracle'],
+  ['npl:named-port-ignored', 'named targetPorts in the generated Services and a mapping-published liveness oracle'],
+  ['npl:selector-update-ignored', 'Service selector updates and a mappings == eligible oracle'],
+  ['flannel:masquerade-pod-to-pod', 'the Pod-to-Pod source-preserved datapath probe'],
+  ['flannel:no-egress-masquerade', 'the Pod egress masquerade datapath probe'],
+  ['flannel:duplicate-jump-on-restart', 'no-duplicate-rules over every table, with restarts'],
+  ['flannel:bootstrap-not-retried', 'iptables failures at start and an owned-chain liveness oracle'],
+  ['kube-proxy:stale-udp-conntrack', 'a UDP Service and a UDP source-port probe across endpoint changes'],
+  ['kube-proxy:udp-ignored', 'a UDP Service and a UDP probe'],
+  ['kube-proxy:local-policy-masquerades', 'a NodePort Local probe asserting the client source is kept'],
+  ['kube-proxy:local-policy-cluster-endpoints', 'a NodePort Local probe asserting the client source is kept'],
+  ['kube-proxy:lost-changes-after-failed-restore', 'iptables-restore failures in the campaign and no-stale-dnat over every reachable chain'],
+  ['kube-proxy:flush-before-refill', 'the owned-chains oracle (KUBE-POSTROUTING emptied between two restores)'],
+  ['kube-proxy:no-retry', 'iptables failures in the campaign and a liveness oracle'],
+  ['kube-proxy:tombstone-crash', 'a Service or EndpointSlice deleted during a watch gap'],
+  ['kube-proxy:terminating-endpoints-ignored', 'graceful deletion windows and a NodePort Local probe while the only local endpoint terminates'],
+  ['kube-proxy:hairpin-not-masqueraded', 'a ClusterIP probe from a Pod that may be sent to itself'],
+]);
+
+describe('mutation suite: the default campaign of netsim fuzz', () => {
+  it('should name only real variants as expected-missed, and leave most of them caught', () => {
+    const names = new Set(MUTANTS.map((m) => m.name));
+    for (const n of EXPECTED_MISSED.keys()) expect(names, n).toContain(n);
+    expect(MUTANTS.length).toBeGreaterThanOrEqual(20);
+    for (const m of MUTANTS) expect(m.issue, m.name).toMatch(/^[\w.-]+\/[\w.-]+#\d+$/);
+  });
+
+  for (const m of MUTANTS) {
+    const missing = EXPECTED_MISSED.get(m.name);
+    if (missing === undefined) {
+      it(`should catch ${m.name} (${m.issue})`, async () => {
+        const r = await defaultCampaign(m.name);
+        expect(r.caught, `${m.name}: ${m.bug} — no counterexample in the default campaign`).toBe(true);
+      }, CAMPAIGN_TIMEOUT_MS);
+    } else {
+      it(`does not catch ${m.name} yet (needs ${missing}); take it off the list once caught`, async () => {
+        const r = await defaultCampaign(m.name);
+        expect(r.caught, `${m.name} is now caught at run ${r.atRun ?? 0} (${r.summary ?? ''}): remove it from EXPECTED_MISSED`).toBe(false);
+      }, CAMPAIGN_TIMEOUT_MS);
+    }
+  }
+
+  for (const fixed of ['npl:fixed', 'flannel:fixed', 'kube-proxy:fixed']) {
+    it(`should raise no false alarm on ${fixed}`, async () => {
+      const r = await defaultCampaign(fixed);
+      expect(r.caught, `${fixed}: ${r.summary ?? ''}`).toBe(false);
+    }, CAMPAIGN_TIMEOUT_MS);
+  }
+});

@@ -1,0 +1,156 @@
+/**
+ * The `nft -f` scanner: turns text into tokens that carry their line and columns, so every error
+ * can name the place the real tool names. Words follow nft's scanner: a word starts with a letter
+ * or `_` and may go on with letters, digits, `/`, `-`, `_` and `.` (chain names such as
+ * `service-ULMVA6XW-ns1/svc1/tcp/p80` are one word); dotted quads are addresses; a number followed by
+ * letters is a time (`10800s`, `1h30m`).
+ */
+
+export type TokenKind =
+  /** A bare word: keyword, identifier, time string. */
+  | 'word'
+  /** A double-quoted string, `text` without the quotes. */
+  | 'string'
+  /** A decimal or 0x-hex number. */
+  | 'number'
+  /** A dotted-quad IPv4 address. */
+  | 'addr'
+  /** `$name`: `text` is the name. */
+  | 'var'
+  /** One of `{ } ( ) ; : , . - / @ = ! & | ^ * + < > == != <= >=`. */
+  | 'punct'
+  | 'newline'
+  | 'eof';
+
+export interface Token {
+  readonly kind: TokenKind;
+  readonly text: string;
+  /** 1-based line. */
+  readonly line: number;
+  /** 1-based first column. */
+  readonly col: number;
+  /** 1-based last column (inclusive), as nft prints `LINE:COL-ENDCOL`. */
+  readonly endCol: number;
+}
+
+const PUNCT2: ReadonlySet<string> = new Set(['==', '!=', '<=', '>=']);
+const PUNCT1: ReadonlySet<string> = new Set(['{', '}', '(', ')', ';', ':', ',', '.', '-', '/', '@', '=', '!', '&', '|', '^', '*', '+', '<', '>']);
+
+function isLetter(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+}
+function isDigit(c: number): boolean {
+  return c >= 48 && c <= 57;
+}
+function isWordChar(c: number): boolean {
+  return isLetter(c) || isDigit(c) || c === 47 /* / */ || c === 45 /* - */ || c === 95 /* _ */ || c === 46 /* . */;
+}
+
+/** A character the scanner cannot place; reported like nft's "syntax error, unexpected junk". */
+export class ScanError extends Error {
+  constructor(
+    readonly line: number,
+    readonly col: number,
+  ) {
+    super('syntax error, unexpected junk');
+  }
+}
+
+/** Splits `text` into tokens; the last is always `eof`. */
+export function tokenize(text: string): Token[] {
+  const out: Token[] = [];
+  let line = 1;
+  let lineStart = 0;
+  let i = 0;
+  const n = text.length;
+  const push = (kind: TokenKind, tokText: string, start: number, end: number): void => {
+    out.push({ kind, text: tokText, line, col: start - lineStart + 1, endCol: end - lineStart });
+  };
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 32 || c === 9 || c === 13) {
+      i++;
+      continue;
+    }
+    if (c === 92 /* \ */ && text.charCodeAt(i + 1) === 10) {
+      i += 2;
+      line++;
+      lineStart = i;
+      continue;
+    }
+    if (c === 10) {
+      push('newline', '\n', i, i + 1);
+      i++;
+      line++;
+      lineStart = i;
+      continue;
+    }
+    if (c === 35 /* # */) {
+      while (i < n && text.charCodeAt(i) !== 10) i++;
+      continue;
+    }
+    if (c === 34 /* " */) {
+      let j = i + 1;
+      while (j < n && text.charCodeAt(j) !== 34 && text.charCodeAt(j) !== 10) j++;
+      if (j >= n || text.charCodeAt(j) !== 34) throw new ScanError(line, i - lineStart + 1);
+      push('string', text.slice(i + 1, j), i, j + 1);
+      i = j + 1;
+      continue;
+    }
+    if (c === 36 /* $ */) {
+      let j = i + 1;
+      while (j < n && (isLetter(text.charCodeAt(j)) || isDigit(text.charCodeAt(j)) || text.charCodeAt(j) === 95)) j++;
+      push('var', text.slice(i + 1, j), i, j);
+      i = j;
+      continue;
+    }
+    if (isDigit(c)) {
+      let j = i;
+      if (c === 48 && (text.charCodeAt(i + 1) === 120 || text.charCodeAt(i + 1) === 88)) {
+        j = i + 2;
+        while (j < n && /[0-9a-fA-F]/.test(text[j] as string)) j++;
+        push('number', text.slice(i, j), i, j);
+        i = j;
+        continue;
+      }
+      const quad = /^\d+\.\d+\.\d+\.\d+/.exec(text.slice(i, i + 16));
+      if (quad !== null) {
+        j = i + quad[0].length;
+        push('addr', quad[0], i, j);
+        i = j;
+        continue;
+      }
+      while (j < n && isDigit(text.charCodeAt(j))) j++;
+      if (j < n && isLetter(text.charCodeAt(j))) {
+        while (j < n && (isLetter(text.charCodeAt(j)) || isDigit(text.charCodeAt(j)))) j++;
+        push('word', text.slice(i, j), i, j);
+      } else push('number', text.slice(i, j), i, j);
+      i = j;
+      continue;
+    }
+    if (isLetter(c) || c === 95) {
+      let j = i + 1;
+      while (j < n && isWordChar(text.charCodeAt(j))) j++;
+      // A trailing dot belongs to the next token (`tcp. 80` is rare; `a . b` is the norm).
+      while (j > i + 1 && text.charCodeAt(j - 1) === 46) j--;
+      push('word', text.slice(i, j), i, j);
+      i = j;
+      continue;
+    }
+    const two = text.slice(i, i + 2);
+    if (PUNCT2.has(two)) {
+      push('punct', two, i, i + 2);
+      i += 2;
+      continue;
+    }
+    const one = text[i] as string;
+    if (PUNCT1.has(one)) {
+      push('punct', one, i, i + 1);
+      i++;
+      continue;
+    }
+    throw new ScanError(line, i - lineStart + 1);
+  }
+  out.push({ kind: 'eof', text: '', line, col: i - lineStart + 1, endCol: i - lineStart + 1 });
+  return out;
+}

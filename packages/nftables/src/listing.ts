@@ -1,0 +1,312 @@
+/**
+ * `nft list ruleset` / `list table` / `list chain`: the canonical text nft 1.0.6 prints — sets
+ * before chains, priorities by name (`dstnat - 10`), marks as `0x%08x`, elements sorted and
+ * wrapped as nft wraps them, intervals shown as prefixes where they are ones.
+ */
+import { formatIpv4, formatTime, formatValue, isBitmask } from './datatypes.ts';
+import { exprText } from './parser.ts';
+import type { Chain, DataType, Element, Expr, Family, Hook, KeyPart, MapLookup, NftSet, Rhs, Rule, Ruleset, Source, Stmt, Table } from './types.ts';
+
+const STD_PRIOS: readonly (readonly [string, number])[] = [
+  ['raw', -300],
+  ['mangle', -150],
+  ['dstnat', -100],
+  ['filter', 0],
+  ['security', 50],
+  ['srcnat', 100],
+];
+
+/** nft's priority text: a standard name within 10 of the value (when the hook allows it), else the number. */
+export function formatPriority(prio: number, hook: Hook): string {
+  for (const [name, std] of STD_PRIOS) {
+    if (Math.abs(prio - std) <= 10) {
+      if (name === 'dstnat' && hook !== 'prerouting') break;
+      if (name === 'srcnat' && hook !== 'postrouting') break;
+      const off = prio - std;
+      return off > 0 ? `${name} + ${off}` : off < 0 ? `${name} - ${-off}` : name;
+    }
+  }
+  return String(prio);
+}
+
+function isPrefixInterval(lo: number, hi: number): number | undefined {
+  const size = hi - lo + 1;
+  if (size <= 0) return undefined;
+  const bits = Math.log2(size);
+  if (!Number.isInteger(bits)) return undefined;
+  if (lo % size !== 0) return undefined;
+  return 32 - bits;
+}
+
+function formatNumber(type: DataType, n: number): string {
+  return formatValue({ type: type as 'integer', n });
+}
+
+function formatKeyPart(p: KeyPart): string {
+  if (p.kind === 'value') return formatValue(p.value);
+  if (p.lo === p.hi) return formatNumber(p.type, p.lo);
+  if (p.type === 'ipv4_addr') {
+    const len = isPrefixInterval(p.lo, p.hi);
+    if (len !== undefined) return `${formatIpv4(p.lo)}/${len}`;
+  }
+  return `${formatNumber(p.type, p.lo)}-${formatNumber(p.type, p.hi)}`;
+}
+
+/** One set element as `nft list` prints it. */
+export function formatElement(e: Element, setTimeoutMs?: number): string {
+  let s = e.key.map(formatKeyPart).join(' . ');
+  if (e.counter !== undefined) s += ` counter packets ${e.counter.packets} bytes ${e.counter.bytes}`;
+  if (e.timeoutMs !== undefined) s += ` timeout ${formatTime(e.timeoutMs)}`;
+  const expires = e.timeoutMs ?? setTimeoutMs;
+  // netsim lists at the instant of the add: nothing has expired yet (the real kernel shows a few ms less).
+  if (expires !== undefined) s += ` expires ${formatTime(expires)}`;
+  if (e.comment !== undefined) s += ` comment "${e.comment}"`;
+  if (e.data !== undefined) s += ` : ${e.data.map(formatValue).join(' . ')}`;
+  return s;
+}
+
+/** Elements on one line, as in rules' anonymous sets. */
+function inlineSet(elements: readonly Element[]): string {
+  return `{ ${elements.map((e) => formatElement(e)).join(', ')} }`;
+}
+
+function wrapCount(keyType: readonly DataType[]): number {
+  const t = keyType[0];
+  if (keyType.length !== 1 || t === undefined) return 0;
+  switch (t) {
+    case 'integer':
+    case 'inet_proto':
+    case 'inet_service':
+    case 'tcp_flag':
+    case 'mark':
+    case 'iface_index':
+    case 'nf_proto':
+      return 5;
+    case 'ipv4_addr':
+    case 'ct_state':
+    case 'ct_status':
+    case 'pkt_type':
+      return 2;
+    case 'fib_addrtype':
+    case 'icmp_type':
+    case 'icmpx_code':
+    case 'ifname':
+    case 'verdict':
+      return 0;
+  }
+}
+
+function setElements(set: NftSet, elements: readonly Element[]): string {
+  const per = wrapCount(set.keyType);
+  let out = '{ ';
+  let count = 0;
+  elements.forEach((e, i) => {
+    if (i > 0) {
+      if (per > 0 && count < per) out += ', ';
+      else {
+        if (per > 0) count = 0;
+        out += ',\n\t\t\t     ';
+      }
+    }
+    out += formatElement(e, set.timeoutMs);
+    count++;
+  });
+  return `${out} }`;
+}
+
+import { compareKeys } from './elements.ts';
+
+function sorted(elements: readonly Element[]): Element[] {
+  return [...elements].sort((a, b) => compareKeys(a.key, b.key));
+}
+
+function formatSet(set: NftSet): string {
+  const lines: string[] = [];
+  const kw = set.isMap ? 'map' : 'set';
+  const key = set.keyTypeof !== undefined ? `typeof ${set.keyTypeof}` : `type ${set.keyType.join(' . ')}`;
+  let type = key;
+  if (set.isMap) {
+    const data = set.dataTypeof !== undefined ? set.dataTypeof : (set.dataType ?? []).join(' . ');
+    type += ` : ${data}`;
+  }
+  lines.push(`\t${kw} ${set.name} {`, `\t\t${type}`);
+  if (set.policy === 'memory') lines.push('\t\tpolicy memory');
+  if (set.size !== undefined) lines.push(`\t\tsize ${set.size}`);
+  const f = set.flags;
+  const showFlags = f.includes('constant') || f.includes('interval') || f.includes('dynamic') || (f.includes('timeout') && set.timeoutMs === undefined);
+  if (showFlags) {
+    const order = ['constant', 'dynamic', 'interval', 'timeout'] as const;
+    lines.push(`\t\tflags ${order.filter((x) => f.includes(x)).join(',')}`);
+  }
+  if (set.autoMerge === true) lines.push('\t\tauto-merge');
+  if (set.counter) lines.push('\t\tcounter');
+  if (set.timeoutMs !== undefined) lines.push(`\t\ttimeout ${formatTime(set.timeoutMs)}`);
+  if (set.gcIntervalMs !== undefined) lines.push(`\t\tgc-interval ${formatTime(set.gcIntervalMs)}`);
+  if (set.comment !== undefined) lines.push(`\t\tcomment "${set.comment}"`);
+  if (set.elements.length > 0) lines.push(`\t\telements = ${setElements(set, sorted(set.elements))}`);
+  lines.push('\t}');
+  return lines.join('\n');
+}
+
+function formatRhs(r: Rhs): string {
+  switch (r.kind) {
+    case 'value':
+      return formatValue(r.value);
+    case 'values':
+      return r.values.map(formatValue).join(',');
+    case 'range':
+      return `${formatNumber(r.type, r.lo)}-${formatNumber(r.type, r.hi)}`;
+    case 'prefix':
+      return `${formatIpv4(r.addr)}/${r.len}`;
+    case 'mask':
+      return `${formatValue(r.value)} / ${formatValue(r.mask)}`;
+    case 'set':
+      return inlineSet(r.elements);
+    case 'setref':
+      return `@${r.name}`;
+  }
+}
+
+function formatLookup(l: MapLookup, kw: 'map' | 'vmap'): string {
+  const m = l.map.kind === 'ref' ? `@${l.map.name}` : inlineSet(l.map.elements);
+  return `${exprText(l.key)} ${kw} ${m}`;
+}
+
+function formatSource(s: Source): string {
+  switch (s.kind) {
+    case 'value':
+      return formatValue(s.value);
+    case 'expr':
+      return exprText(s.expr);
+    case 'map':
+      return formatLookup(s.lookup, 'map');
+  }
+}
+
+function printsEq(left: Expr, right: Rhs): boolean {
+  return left.kind === 'binop' || (right.kind === 'value' && isBitmask(right.value.type));
+}
+
+function formatMatch(s: Extract<Stmt, { kind: 'match' }>): string {
+  const l = exprText(s.left);
+  let op: string;
+  switch (s.op) {
+    case 'implicit':
+      op = s.left.kind === 'binop' ? ' == ' : ' ';
+      break;
+    case '==':
+      op = printsEq(s.left, s.right) ? ' == ' : ' ';
+      break;
+    case '!=':
+    case '<':
+    case '<=':
+    case '>':
+    case '>=':
+      op = ` ${s.op} `;
+  }
+  return `${l}${op}${formatRhs(s.right)}`;
+}
+
+function hasTcpBefore(stmts: readonly Stmt[], i: number): boolean {
+  return stmts.slice(0, i).some((s) => s.kind === 'match' && ((s.left.kind === 'payload' && s.left.proto === 'tcp') || (s.left.kind === 'meta' && s.left.key === 'l4proto' && s.right.kind === 'value' && (s.right.value as { n?: number }).n === 6)));
+}
+
+function formatStmt(s: Stmt, all: readonly Stmt[], i: number, family: Family): string | undefined {
+  switch (s.kind) {
+    case 'match':
+      return s.hidden === true ? undefined : formatMatch(s);
+    case 'verdict':
+      return formatValue({ type: 'verdict', v: s.verdict });
+    case 'vmap':
+      return formatLookup(s.lookup, 'vmap');
+    case 'counter':
+      return `counter packets ${s.packets} bytes ${s.bytes}`;
+    case 'log': {
+      let out = 'log';
+      if (s.prefix !== undefined) out += ` prefix "${s.prefix}"`;
+      if (s.group !== undefined) out += ` group ${s.group}`;
+      if (s.level !== undefined) out += ` level ${s.level}`;
+      if (s.flags !== undefined) out += ` flags ${s.flags}`;
+      return out;
+    }
+    case 'limit':
+      return `limit rate ${s.over ? 'over ' : ''}${s.rate}${s.bytes !== undefined ? ` ${s.bytes}` : ''}/${s.unit}${s.burst !== 5 ? ` burst ${s.burst} packets` : ''}`;
+    case 'meta-set':
+      return `meta mark set ${formatSource(s.source)}`;
+    case 'ct-set':
+      return `ct mark set ${formatSource(s.source)}`;
+    case 'nat': {
+      let out: string = s.nat;
+      if (s.addr !== undefined || s.port !== undefined) {
+        out += s.ipFamily ? ' ip to ' : ' to ';
+        if (s.addr !== undefined) out += s.addr.kind === 'range' ? `${formatIpv4(s.addr.lo)}-${formatIpv4(s.addr.hi)}` : formatSource(s.addr);
+        if (s.port !== undefined) out += `:${s.port.lo}${s.port.hi !== s.port.lo ? `-${s.port.hi}` : ''}`;
+      }
+      if (s.flags.length > 0) {
+        const order = ['random', 'fully-random', 'persistent'] as const;
+        out += ` ${order.filter((f) => s.flags.includes(f)).join(',')}`;
+      }
+      return out;
+    }
+    case 'reject': {
+      const w = s.with;
+      if (w === undefined) return 'reject';
+      if (w.kind === 'tcp-reset') return `${hasTcpBefore(all, i) ? '' : 'meta l4proto tcp '}reject with tcp reset`;
+      if (w.code === 'port-unreachable' && ((family === 'ip' && w.kind === 'icmp') || (family === 'inet' && w.kind === 'icmpx'))) return 'reject';
+      return `reject with ${w.kind} ${w.code}`;
+    }
+    case 'notrack':
+      return 'notrack';
+    case 'set-update':
+      return `${s.op} @${s.set} { ${exprText(s.key)}${s.timeoutMs !== undefined ? ` timeout ${formatTime(s.timeoutMs)}` : ''} }`;
+  }
+}
+
+/** One rule as `nft list` prints it (without indentation). */
+export function formatRule(rule: Rule, family: Family): string {
+  const parts: string[] = [];
+  rule.stmts.forEach((s, i) => {
+    const t = formatStmt(s, rule.stmts, i, family);
+    if (t !== undefined) parts.push(t);
+  });
+  if (rule.comment !== undefined) parts.push(`comment "${rule.comment}"`);
+  return parts.join(' ');
+}
+
+function formatChain(chain: Chain, family: Family, opts: ListOptions): string {
+  const lines = [`\tchain ${chain.name} {`];
+  if (chain.comment !== undefined) lines.push(`\t\tcomment "${chain.comment}"`);
+  if (chain.base !== undefined) {
+    const b = chain.base;
+    lines.push(`\t\ttype ${b.type} hook ${b.hook} priority ${formatPriority(b.priority, b.hook)}; policy ${b.policy};`);
+  }
+  for (const r of chain.rules) lines.push(`\t\t${formatRule(r, family)}${opts.handles === true ? ` # handle ${r.handle}` : ''}`);
+  lines.push('\t}');
+  return lines.join('\n');
+}
+
+export interface ListOptions {
+  /** `nft -a`: append `# handle N` to rules. */
+  readonly handles?: boolean;
+}
+
+/** `nft list table FAMILY NAME`. */
+export function formatTable(t: Table, opts: ListOptions = {}): string {
+  const head = [`table ${t.family} ${t.name} {`];
+  if (t.dormant) head.push('\tflags dormant');
+  if (t.comment !== undefined) head.push(`\tcomment "${t.comment}"`);
+  const objs = [...t.sets.map(formatSet), ...t.chains.map((c) => formatChain(c, t.family, opts))];
+  return `${[...head, objs.join('\n\n')].filter((x) => x !== '').join('\n')}\n}\n`;
+}
+
+/** `nft list ruleset`. */
+export function formatRuleset(rs: Ruleset, opts: ListOptions = {}): string {
+  return rs.tables.map((t) => formatTable(t, opts)).join('');
+}
+
+/** `nft list chain FAMILY TABLE CHAIN`: the chain inside its table header. */
+export function formatChainListing(t: Table, chain: string, opts: ListOptions = {}): string | undefined {
+  const c = t.chains.find((x) => x.name === chain);
+  if (c === undefined) return undefined;
+  return `table ${t.family} ${t.name} {\n${formatChain(c, t.family, opts)}\n}\n`;
+}

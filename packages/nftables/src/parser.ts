@@ -1,0 +1,1521 @@
+/**
+ * A hand-written recursive-descent parser for the `nft -f` language (the subset netsim models,
+ * see docs/nftables.md): `define`, `table … { … }` blocks, and `add`/`create`/`insert`/`replace`/
+ * `delete`/`destroy`/`flush` commands. Rule statements are typed as they are read, since the
+ * left-hand expression decides the type of its constants.
+ */
+import type { Command, Named, RawAtom, RawData, RawElement, RuleBody, SetDecl, BaseSpecParsed } from './commands.ts';
+import { isBitmask, parseNumber, parseTime, SET_TYPE_NAMES } from './datatypes.ts';
+import { automerge, LocatedError, tokSpan, typeAtom, typeElement, typeToken } from './elements.ts';
+import type { Diagnostic, Span } from './errors.ts';
+import { ScanError, tokenize, type Token } from './lexer.ts';
+import type {
+  ChainType,
+  DataType,
+  Element,
+  Expr,
+  Family,
+  Hook,
+  MapLookup,
+  MatchOp,
+  NatFlag,
+  NatKind,
+  NftVersion,
+  Rhs,
+  SetFlag,
+  Source,
+  Stmt,
+  Value,
+} from './types.ts';
+
+export interface ParseResult {
+  readonly commands: readonly Command[];
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+const KEYWORDS: ReadonlySet<string> = new Set([
+  'table', 'chain', 'set', 'map', 'rule', 'element', 'add', 'create', 'insert', 'replace', 'delete', 'flush', 'define',
+  'accept', 'drop', 'continue', 'return', 'jump', 'goto', 'queue', 'counter', 'log', 'limit', 'reject', 'notrack',
+  'masquerade', 'snat', 'dnat', 'redirect', 'comment', 'ip', 'tcp', 'udp', 'th', 'meta', 'ct', 'fib', 'numgen', 'vmap',
+  'type', 'hook', 'priority', 'policy', 'flags', 'elements', 'timeout', 'typeof', 'handle', 'position', 'index', 'ruleset',
+  'mark', 'iifname', 'oifname', 'iif', 'oif', 'icmp', 'update', 'to', 'with', 'inet', 'size', 'counter', 'state', 'status',
+]);
+
+/** How bison names a token in "unexpected X". */
+function tokenName(t: Token): string {
+  switch (t.kind) {
+    case 'eof':
+      return 'end of file';
+    case 'newline':
+      return 'newline';
+    case 'string':
+      return 'quoted string';
+    case 'number':
+      return 'number';
+    case 'addr':
+      return 'string';
+    case 'var':
+      return 'variable';
+    case 'word':
+      return KEYWORDS.has(t.text) ? t.text : 'string';
+    case 'punct':
+      switch (t.text) {
+        case ';':
+          return 'semicolon';
+        case ',':
+          return 'comma';
+        case ':':
+          return 'colon';
+        case '.':
+          return 'dot';
+        case '-':
+          return 'dash';
+        case '/':
+          return 'slash';
+        case '==':
+          return "'=='";
+        default:
+          return `'${t.text}'`;
+      }
+  }
+}
+
+class SyntaxError_ extends LocatedError {}
+
+function syntax(t: Token, expecting?: string): SyntaxError_ {
+  return new SyntaxError_(`syntax error, unexpected ${tokenName(t)}${expecting !== undefined ? `, expecting ${expecting}` : ''}`, tokSpan(t), undefined, 'syntax');
+}
+
+const HOOKS: ReadonlySet<string> = new Set(['prerouting', 'input', 'forward', 'output', 'postrouting']);
+const STD_PRIO: Readonly<Record<string, number>> = { raw: -300, mangle: -150, dstnat: -100, filter: 0, security: 50, srcnat: 100 };
+
+/** Meta keys netsim reads, with their types. */
+const META_KEYS: Readonly<Record<string, DataType>> = {
+  l4proto: 'inet_proto',
+  mark: 'mark',
+  iifname: 'ifname',
+  oifname: 'ifname',
+  iif: 'iface_index',
+  oif: 'iface_index',
+  nfproto: 'nf_proto',
+  pkttype: 'pkt_type',
+  length: 'integer',
+};
+const BARE_META: ReadonlySet<string> = new Set(['mark', 'iifname', 'oifname', 'iif', 'oif', 'pkttype']);
+
+const PAYLOAD: Readonly<Record<string, Readonly<Record<string, DataType>>>> = {
+  ip: { saddr: 'ipv4_addr', daddr: 'ipv4_addr', protocol: 'inet_proto', ttl: 'integer', length: 'integer', id: 'integer', dscp: 'integer' },
+  tcp: { sport: 'inet_service', dport: 'inet_service', flags: 'tcp_flag' },
+  udp: { sport: 'inet_service', dport: 'inet_service' },
+  th: { sport: 'inet_service', dport: 'inet_service' },
+  icmp: { type: 'icmp_type', code: 'integer' },
+};
+
+interface Defines {
+  readonly [name: string]: readonly Token[] | undefined;
+}
+
+export interface ParseOptions {
+  readonly version?: NftVersion;
+}
+
+/** Parses an `nft -f` input. Syntax errors are collected (at most one per rule) rather than thrown. */
+export function parse(text: string, opts: ParseOptions = {}): ParseResult {
+  let tokens: Token[];
+  try {
+    tokens = tokenize(text);
+  } catch (e) {
+    if (e instanceof ScanError) {
+      return { commands: [], diagnostics: [{ code: 'syntax', span: { line: e.line, col: e.col, endCol: e.col }, message: e.message }] };
+    }
+    throw e;
+  }
+  return new Parser(tokens, opts.version ?? '1.0.6').run();
+}
+
+class Parser {
+  private pos = 0;
+  private readonly out: Command[] = [];
+  private readonly diags: Diagnostic[] = [];
+  private readonly defines: Record<string, readonly Token[]> = {};
+  /** Expansion stack of `$var` tokens being read. */
+  private pending: Token[] = [];
+
+  constructor(
+    private readonly toks: Token[],
+    private readonly version: NftVersion,
+  ) {}
+
+  run(): ParseResult {
+    try {
+      for (;;) {
+        const t = this.peek();
+        if (t.kind === 'eof') break;
+        if (this.isSep(t)) {
+          this.next();
+          continue;
+        }
+        this.topLevel();
+        if (this.diags.length >= 10) break;
+      }
+    } catch (e) {
+      if (!(e instanceof LocatedError)) throw e;
+      this.diags.push({ code: e.code, span: e.span, message: e.message, ...(e.related !== undefined && { related: e.related }) });
+    }
+    return { commands: this.out, diagnostics: this.diags };
+  }
+
+  // ---- token access, with `$var` expansion
+
+  private peek(k = 0): Token {
+    this.fill(k);
+    return (k < this.pending.length ? this.pending[k] : this.toks[this.pos + k - this.pending.length]) as Token;
+  }
+
+  private fill(k: number): void {
+    // Expand variables lazily: a var at the front of what we look at is replaced by its tokens.
+    for (let i = 0; i <= k; i++) {
+      const t = i < this.pending.length ? this.pending[i] : this.toks[this.pos + i - this.pending.length];
+      if (t?.kind !== 'var') continue;
+      const def = (this.defines as Defines)[t.text];
+      if (def === undefined) throw new LocatedError(`unknown identifier '${t.text}'`, { line: t.line, col: t.col + 1, endCol: t.endCol });
+      if (i < this.pending.length) this.pending.splice(i, 1, ...def);
+      else {
+        const before = this.toks.slice(this.pos, this.pos + i - this.pending.length);
+        this.pos += i - this.pending.length + 1;
+        this.pending.push(...before, ...def);
+      }
+      i--;
+    }
+  }
+
+  private next(): Token {
+    const t = this.peek();
+    if (this.pending.length > 0) this.pending.shift();
+    else this.pos++;
+    this.lastTok = t;
+    return t;
+  }
+
+  private isSep(t: Token): boolean {
+    return t.kind === 'newline' || (t.kind === 'punct' && t.text === ';');
+  }
+
+  private isWord(t: Token, w?: string): boolean {
+    return t.kind === 'word' && (w === undefined || t.text === w);
+  }
+
+  private isPunct(t: Token, p: string): boolean {
+    return t.kind === 'punct' && t.text === p;
+  }
+
+  private expectWord(w: string, expecting?: string): Token {
+    const t = this.next();
+    if (!this.isWord(t, w)) throw syntax(t, expecting);
+    return t;
+  }
+
+  private expectPunct(p: string, expecting?: string): Token {
+    const t = this.next();
+    if (!this.isPunct(t, p)) throw syntax(t, expecting);
+    return t;
+  }
+
+  private identifier(): Named {
+    const t = this.next();
+    if (t.kind !== 'word' && t.kind !== 'string') throw syntax(t, 'string');
+    return { name: t.text, span: tokSpan(t) };
+  }
+
+  private number(): { n: number; tok: Token } {
+    const t = this.next();
+    const n = t.kind === 'number' ? parseNumber(t.text) : undefined;
+    if (n === undefined) throw syntax(t, 'number');
+    return { n, tok: t };
+  }
+
+  private endOfCommand(): void {
+    const t = this.peek();
+    if (t.kind === 'eof' || this.isSep(t)) {
+      if (t.kind !== 'eof') this.next();
+      return;
+    }
+    throw syntax(t);
+  }
+
+  private skipLine(): void {
+    // Error recovery: drop the rest of the line, as bison's `error stmt_separator` rules do.
+    for (;;) {
+      const t = this.peek();
+      if (t.kind === 'eof') return;
+      if (this.isSep(t)) return;
+      if (this.isPunct(t, '}')) return;
+      this.next();
+    }
+  }
+
+  // ---- top level
+
+  private topLevel(): void {
+    const t = this.next();
+    if (t.kind !== 'word') throw syntax(t);
+    switch (t.text) {
+      case 'define': {
+        const name = this.next();
+        if (name.kind !== 'word') throw syntax(name, 'string');
+        this.expectPunct('=');
+        const value: Token[] = [];
+        while (!this.isSep(this.peek()) && this.peek().kind !== 'eof') value.push(this.next());
+        this.defines[name.text] = value;
+        return;
+      }
+      case 'table':
+        return this.tableCmd('add', t);
+      case 'chain':
+        return this.chainCmd('add', t);
+      case 'rule':
+        return this.ruleCmd('add', t);
+      case 'add':
+      case 'create': {
+        const what = this.next();
+        if (!this.isWord(what)) throw syntax(what);
+        switch (what.text) {
+          case 'table':
+            return this.tableCmd(t.text, t);
+          case 'chain':
+            return this.chainCmd(t.text, t);
+          case 'rule':
+            if (t.text === 'create') throw syntax(what);
+            return this.ruleCmd('add', t);
+          case 'set':
+          case 'map':
+            return this.setCmd(t.text, what.text === 'map', t);
+          case 'element':
+            return this.elementCmd(t.text, t);
+          default:
+            throw syntax(what);
+        }
+      }
+      case 'insert':
+      case 'replace': {
+        this.expectWord('rule');
+        return this.ruleCmd(t.text, t);
+      }
+      case 'delete':
+        return this.deleteCmd('delete', t);
+      case 'destroy':
+        if (this.version === '1.0.6') throw syntax(this.peek(), 'string');
+        return this.deleteCmd('destroy', t);
+      case 'flush':
+        return this.flushCmd(t);
+      case 'include':
+        throw new LocatedError('include is not supported by netsim: pass the files in order instead', tokSpan(t), undefined, 'unsupported');
+      case 'list':
+      case 'reset':
+      case 'monitor':
+      case 'describe':
+      case 'export':
+      case 'import':
+        throw new LocatedError(`"${t.text}" commands are not supported in netsim's nft -f input`, tokSpan(t), undefined, 'unsupported');
+      default:
+        throw syntax(t);
+    }
+  }
+
+  private family(): Family {
+    const t = this.peek();
+    if (t.kind === 'word' && (t.text === 'ip' || t.text === 'inet')) {
+      this.next();
+      return t.text;
+    }
+    if (t.kind === 'word' && ['ip6', 'arp', 'bridge', 'netdev'].includes(t.text) && this.peek(1).kind === 'word') {
+      throw new LocatedError(`family ${t.text} is not modelled by netsim (IPv4 only: use ip or inet)`, tokSpan(t), undefined, 'unsupported');
+    }
+    return 'ip';
+  }
+
+  private span(from: Token, to: Token): Span {
+    return { line: from.line, col: from.col, endCol: to.line === from.line ? to.endCol : from.endCol };
+  }
+
+  private lastTok: Token | undefined;
+
+  private lastBefore(): Token {
+    // The token just consumed (for spans ending a command).
+    return this.lastTok ?? (this.toks[0] as Token);
+  }
+
+  /** A top-level command's range: nft's runs through the separator that ends it. */
+  private cmdSpan(start: Token): Span {
+    const last = this.lastBefore();
+    const sep = this.peek();
+    const end = this.isSep(sep) && sep.line === start.line ? sep.col : last.endCol;
+    return { line: start.line, col: start.col, endCol: start.line === last.line ? end : start.endCol };
+  }
+
+  private tableCmd(op: 'add' | 'create', start: Token): void {
+    const family = this.family();
+    const name = this.identifier();
+    const cmd: { comment?: string; dormant?: boolean } = {};
+    const sub: Command[] = [];
+    const chains: Command[] = [];
+    const sets: Command[] = [];
+    const rules: Command[] = [];
+    if (this.isPunct(this.peek(), '{')) {
+      this.next();
+      for (;;) {
+        const t = this.peek();
+        if (this.isSep(t)) {
+          this.next();
+          continue;
+        }
+        if (this.isPunct(t, '}')) {
+          this.next();
+          break;
+        }
+        this.next();
+        if (this.isWord(t, 'comment')) {
+          const s = this.next();
+          if (s.kind !== 'string') throw syntax(s, 'quoted string');
+          cmd.comment = s.text;
+          this.blockItemEnd();
+        } else if (this.isWord(t, 'flags')) {
+          const f = this.identifier();
+          if (f.name !== 'dormant') throw new LocatedError(`unknown table option ${f.name}`, f.span);
+          cmd.dormant = true;
+          this.blockItemEnd();
+        } else if (this.isWord(t, 'chain')) {
+          const cname = this.identifier();
+          const { chain, body } = this.chainBlock(family, name, cname, t);
+          chains.push(chain);
+          rules.push(...body);
+          this.blockItemEnd();
+        } else if (this.isWord(t, 'set') || this.isWord(t, 'map')) {
+          const sname = this.identifier();
+          this.expectPunct('{');
+          const decl = this.setBlock(t.text === 'map');
+          sets.push({ kind: 'set', op: 'add', family, table: name, name: sname, decl, span: sname.span });
+          this.blockItemEnd();
+        } else throw syntax(t);
+      }
+    }
+    this.out.push({ kind: 'table', op, family, name, ...cmd, span: this.span(start, this.lastBefore()) }, ...sub, ...chains, ...sets, ...rules);
+    this.endOfCommand();
+  }
+
+  private blockItemEnd(): void {
+    const t = this.peek();
+    if (this.isSep(t)) return;
+    throw syntax(t, 'newline or semicolon');
+  }
+
+  /** `{ type … hook … priority …; policy …; comment "…"; rules }` */
+  private chainBlock(family: Family, table: Named, name: Named, start: Token): { chain: Command; body: Command[] } {
+    this.expectPunct('{');
+    let base: BaseSpecParsed | undefined;
+    let policy: 'accept' | 'drop' | undefined;
+    let comment: string | undefined;
+    const body: Command[] = [];
+    for (;;) {
+      const t = this.peek();
+      if (this.isSep(t)) {
+        this.next();
+        continue;
+      }
+      if (this.isPunct(t, '}')) {
+        this.next();
+        break;
+      }
+      if (t.kind === 'eof') throw syntax(t);
+      if (this.isWord(t, 'type') && !this.isPunct(this.peek(1), '.')) {
+        this.next();
+        base = this.baseSpec(family);
+        continue;
+      }
+      if (this.isWord(t, 'policy')) {
+        this.next();
+        const p = this.next();
+        if (!this.isWord(p, 'accept') && !this.isWord(p, 'drop')) throw syntax(p);
+        policy = p.text as 'accept' | 'drop';
+        this.endStmt();
+        continue;
+      }
+      if (this.isWord(t, 'comment') && this.peek(1).kind === 'string') {
+        this.next();
+        comment = this.next().text;
+        this.endStmt();
+        continue;
+      }
+      try {
+        const rb = this.ruleBody(family);
+        body.push({ kind: 'rule', op: 'add', family, table, chain: name, body: rb, span: rb.span });
+      } catch (e) {
+        if (!(e instanceof SyntaxError_)) throw e;
+        this.diags.push({ code: 'syntax', span: e.span, message: e.message });
+        if (this.diags.length >= 10) throw e;
+        this.skipLine();
+      }
+    }
+    const chain: Command = {
+      kind: 'chain',
+      op: 'add',
+      family,
+      table,
+      name,
+      ...(base !== undefined && { base }),
+      ...(policy !== undefined && { policy }),
+      ...(comment !== undefined && { comment }),
+      span: this.span(start, this.lastBefore()),
+    };
+    return { chain, body };
+  }
+
+  private endStmt(): void {
+    const t = this.peek();
+    if (this.isSep(t)) {
+      this.next();
+      return;
+    }
+    if (this.isPunct(t, '}')) return;
+    throw syntax(t);
+  }
+
+  private baseSpec(_family: Family): BaseSpecParsed {
+    const type = this.next();
+    if (!this.isWord(type) || !['filter', 'nat', 'route'].includes(type.text)) {
+      throw new LocatedError(`unknown chain type`, tokSpan(type));
+    }
+    this.expectWord('hook');
+    const hook = this.next();
+    if (!this.isWord(hook)) throw syntax(hook);
+    if (!HOOKS.has(hook.text)) throw new LocatedError(`unknown chain hook`, tokSpan(hook));
+    const prioTok = this.expectWord('priority');
+    const first = this.next();
+    let prio: number;
+    let last = first;
+    if (first.kind === 'number') prio = Number(first.text);
+    else if (this.isPunct(first, '-') && this.peek().kind === 'number') {
+      last = this.next();
+      prio = -Number(last.text);
+    } else if (first.kind === 'word') {
+      const std = STD_PRIO[first.text];
+      let off = 0;
+      if ((this.isPunct(this.peek(), '+') || this.isPunct(this.peek(), '-')) && this.peek(1).kind === 'number') {
+        const sign = this.next().text === '+' ? 1 : -1;
+        last = this.next();
+        off = sign * Number(last.text);
+      }
+      const spanP = { line: prioTok.line, col: prioTok.col, endCol: last.endCol };
+      if (std === undefined || !prioNameAllowed(first.text, hook.text as Hook, type.text as ChainType)) {
+        throw new LocatedError('invalid priority expression value in this context.', spanP);
+      }
+      prio = std + off;
+    } else throw syntax(first);
+    // The semicolon after the priority may be a newline.
+    const sep = this.next();
+    if (!this.isPunct(sep, ';') && sep.kind !== 'newline') throw syntax(sep, 'semicolon');
+    let policy: 'accept' | 'drop' | undefined;
+    if (this.isWord(this.peek(), 'policy')) {
+      this.next();
+      const p = this.next();
+      if (!this.isWord(p, 'accept') && !this.isWord(p, 'drop')) throw syntax(p);
+      policy = p.text as 'accept' | 'drop';
+      this.endStmt();
+    }
+    return {
+      type: type.text as ChainType,
+      typeSpan: tokSpan(type),
+      hook: hook.text as Hook,
+      hookSpan: tokSpan(hook),
+      priority: prio,
+      prioSpan: { line: prioTok.line, col: prioTok.col, endCol: last.endCol },
+      ...(policy !== undefined && { policy }),
+    };
+  }
+
+  private setBlock(isMap: boolean): SetDecl {
+    const d: {
+      keyType?: DataType[];
+      keyTypeof?: string;
+      dataType?: DataType[];
+      dataTypeof?: string;
+      typeSpan?: Span;
+      flags: SetFlag[];
+      timeoutMs?: number;
+      gcIntervalMs?: number;
+      size?: number;
+      counter: boolean;
+      comment?: string;
+      policy?: 'performance' | 'memory';
+      autoMerge?: boolean;
+      elements?: RawElement[];
+    } = { flags: [], counter: false };
+    for (;;) {
+      const t = this.next();
+      if (this.isSep(t)) continue;
+      if (this.isPunct(t, '}')) break;
+      if (!this.isWord(t)) throw syntax(t);
+      switch (t.text) {
+        case 'type': {
+          const { types, data } = this.typeList(isMap);
+          d.keyType = types;
+          if (data !== undefined) d.dataType = data;
+          d.typeSpan = tokSpan(t);
+          break;
+        }
+        case 'typeof': {
+          const key = this.typeofExpr();
+          d.keyType = key.types;
+          d.keyTypeof = key.text;
+          if (isMap) {
+            this.expectPunct(':');
+            if (this.isWord(this.peek(), 'verdict')) {
+              this.next();
+              d.dataType = ['verdict'];
+            } else {
+              const data = this.typeofExpr();
+              d.dataType = data.types;
+              d.dataTypeof = data.text;
+            }
+          }
+          d.typeSpan = tokSpan(t);
+          break;
+        }
+        case 'flags': {
+          for (;;) {
+            const f = this.next();
+            if (!this.isWord(f) || !['constant', 'interval', 'timeout', 'dynamic'].includes(f.text)) throw syntax(f);
+            if (!d.flags.includes(f.text as SetFlag)) d.flags.push(f.text as SetFlag);
+            if (!this.isPunct(this.peek(), ',')) break;
+            this.next();
+          }
+          break;
+        }
+        case 'timeout':
+          d.timeoutMs = this.time();
+          break;
+        case 'gc-interval':
+          d.gcIntervalMs = this.time();
+          break;
+        case 'size':
+          d.size = this.number().n;
+          break;
+        case 'counter':
+          d.counter = true;
+          break;
+        case 'comment': {
+          const s = this.next();
+          if (s.kind !== 'string') throw syntax(s, 'quoted string');
+          d.comment = s.text;
+          break;
+        }
+        case 'policy': {
+          const p = this.next();
+          if (!this.isWord(p, 'performance') && !this.isWord(p, 'memory')) throw syntax(p);
+          d.policy = p.text as 'performance' | 'memory';
+          break;
+        }
+        case 'auto-merge':
+          d.autoMerge = true;
+          break;
+        case 'elements': {
+          this.expectPunct('=');
+          this.expectPunct('{');
+          d.elements = this.rawElements(isMap);
+          break;
+        }
+        default:
+          throw syntax(t);
+      }
+      this.endStmt();
+    }
+    return { isMap, ...d };
+  }
+
+  private typeList(isMap: boolean): { types: DataType[]; data?: DataType[] } {
+    const read = (): DataType[] => {
+      const out: DataType[] = [];
+      for (;;) {
+        const t = this.next();
+        if (!this.isWord(t)) throw syntax(t);
+        if (t.text === 'ipv6_addr') throw new LocatedError('ipv6_addr is not modelled by netsim (IPv4 only)', tokSpan(t), undefined, 'unsupported');
+        if (!SET_TYPE_NAMES.has(t.text)) throw new LocatedError(`unknown datatype ${t.text}`, tokSpan(t));
+        out.push(t.text as DataType);
+        if (!this.isPunct(this.peek(), '.')) break;
+        this.next();
+      }
+      return out;
+    };
+    const types = read();
+    if (isMap) {
+      this.expectPunct(':');
+      return { types, data: read() };
+    }
+    return { types };
+  }
+
+  private typeofExpr(): { types: DataType[]; text: string } {
+    const e = this.lhs('ip');
+    const parts = e.kind === 'concat' ? e.parts : [e];
+    return { types: parts.map((p) => p.type), text: parts.map(exprText).join(' . ') };
+  }
+
+  private time(): number {
+    const t = this.next();
+    const ms = parseTime(t.text);
+    if (ms === undefined || (t.kind !== 'word' && t.kind !== 'number')) throw syntax(t);
+    return ms;
+  }
+
+  /** Elements after `{`, through the closing `}`. */
+  private rawElements(isMap: boolean): RawElement[] {
+    const out: RawElement[] = [];
+    for (;;) {
+      let t = this.peek();
+      while (t.kind === 'newline') {
+        this.next();
+        t = this.peek();
+      }
+      if (this.isPunct(t, '}')) {
+        this.next();
+        return out;
+      }
+      if (this.isPunct(t, '{')) {
+        // A set variable inside a set: its elements join this one.
+        this.next();
+        out.push(...this.rawElements(isMap));
+      } else out.push(this.rawElement(isMap));
+      while (this.peek().kind === 'newline') this.next();
+      const sep = this.next();
+      if (this.isPunct(sep, '}')) return out;
+      if (!this.isPunct(sep, ',')) throw syntax(sep, 'comma or \'}\'');
+    }
+  }
+
+  private rawElement(isMap: boolean): RawElement {
+    const first = this.peek();
+    const key = this.rawConcat();
+    const keySpan = this.span(first, this.lastBefore());
+    let timeoutMs: number | undefined;
+    let comment: string | undefined;
+    let counter: { packets: number; bytes: number } | undefined;
+    for (;;) {
+      const t = this.peek();
+      if (this.isWord(t, 'timeout')) {
+        this.next();
+        timeoutMs = this.time();
+      } else if (this.isWord(t, 'expires')) {
+        this.next();
+        this.time();
+      } else if (this.isWord(t, 'comment')) {
+        this.next();
+        const s = this.next();
+        if (s.kind !== 'string') throw syntax(s, 'quoted string');
+        comment = s.text;
+      } else if (this.isWord(t, 'counter')) {
+        this.next();
+        counter = this.counterArgs();
+      } else break;
+    }
+    let data: RawData | undefined;
+    if (isMap || this.isPunct(this.peek(), ':')) {
+      this.expectPunct(':');
+      data = this.rawData();
+    }
+    const end = this.lastBefore();
+    return {
+      key,
+      keySpan,
+      ...(data !== undefined && { data }),
+      ...(timeoutMs !== undefined && { timeoutMs }),
+      ...(comment !== undefined && { comment }),
+      ...(counter !== undefined && { counter }),
+      span: this.span(first, end),
+    };
+  }
+
+  private rawData(): RawData {
+    const t = this.peek();
+    if (this.isWord(t) && ['accept', 'drop', 'continue', 'return'].includes(t.text)) {
+      this.next();
+      return { kind: 'verdict', verdict: t.text as 'accept' };
+    }
+    if (this.isWord(t, 'jump') || this.isWord(t, 'goto')) {
+      this.next();
+      return { kind: 'verdict', verdict: t.text as 'jump', chain: this.identifier() };
+    }
+    return { kind: 'values', parts: this.rawConcat() };
+  }
+
+  private rawConcat(): RawAtom[] {
+    const parts = [this.rawAtom()];
+    while (this.isPunct(this.peek(), '.')) {
+      this.next();
+      parts.push(this.rawAtom());
+    }
+    return parts;
+  }
+
+  private rawAtom(): RawAtom {
+    const t = this.next();
+    if (t.kind !== 'word' && t.kind !== 'number' && t.kind !== 'addr' && t.kind !== 'string') throw syntax(t);
+    const n = this.peek();
+    if (this.isPunct(n, '-') && t.kind !== 'string') {
+      this.next();
+      const hi = this.next();
+      if (hi.kind !== 'word' && hi.kind !== 'number' && hi.kind !== 'addr') throw syntax(hi);
+      return { kind: 'range', lo: t, hi, span: this.span(t, hi) };
+    }
+    if (this.isPunct(n, '/') && t.kind === 'addr') {
+      this.next();
+      const len = this.next();
+      if (len.kind !== 'number') throw syntax(len, 'number');
+      const l = Number(len.text);
+      if (l > 32) throw new LocatedError(`Prefix length ${l} is invalid for type of 32 bits width`, this.span(t, len));
+      return { kind: 'prefix', addr: t, len: l, span: this.span(t, len) };
+    }
+    if (this.isPunct(n, ',') && t.kind === 'word' && this.isWord(this.peek(1))) {
+      // `ct state established,related` style lists are handled by the caller (rhs), not in sets.
+    }
+    return { kind: 'atom', tok: t };
+  }
+
+  private counterArgs(): { packets: number; bytes: number } {
+    let packets = 0;
+    let bytes = 0;
+    if (this.isWord(this.peek(), 'packets')) {
+      this.next();
+      packets = this.number().n;
+      this.expectWord('bytes');
+      bytes = this.number().n;
+    }
+    return { packets, bytes };
+  }
+
+  // ---- commands with explicit names
+
+  private chainCmd(op: 'add' | 'create', start: Token): void {
+    const family = this.family();
+    const table = this.identifier();
+    const name = this.identifier();
+    if (this.isPunct(this.peek(), '{')) {
+      const { chain, body } = this.chainBlock(family, table, name, start);
+      this.out.push({ ...chain, op, span: name.span } as Command, ...body);
+    } else this.out.push({ kind: 'chain', op, family, table, name, span: name.span });
+    this.endOfCommand();
+  }
+
+  private ruleCmd(op: 'add' | 'insert' | 'replace', start: Token): void {
+    const family = this.family();
+    const table = this.identifier();
+    const chain = this.identifier();
+    let position: { kind: 'handle' | 'position' | 'index'; n: number; span: Span } | undefined;
+    const p = this.peek();
+    if (this.isWord(p, 'handle') || this.isWord(p, 'position') || this.isWord(p, 'index')) {
+      this.next();
+      const { n, tok } = this.number();
+      position = { kind: p.text as 'handle', n, span: this.span(p, tok) };
+    }
+    if (op === 'replace' && position?.kind !== 'handle') throw syntax(this.peek(), 'handle');
+    const body = this.ruleBody(family);
+    this.out.push({ kind: 'rule', op, family, table, chain, ...(position !== undefined && { position }), body, span: this.cmdSpan(start) });
+    this.endOfCommand();
+  }
+
+  private setCmd(op: 'add' | 'create', isMap: boolean, start: Token): void {
+    const family = this.family();
+    const table = this.identifier();
+    const name = this.identifier();
+    this.expectPunct('{');
+    const decl = this.setBlock(isMap);
+    this.out.push({ kind: 'set', op, family, table, name, decl, span: this.cmdSpan(start) });
+    this.endOfCommand();
+  }
+
+  private elementCmd(op: 'add' | 'create' | 'delete' | 'destroy', start: Token): void {
+    const family = this.family();
+    const table = this.identifier();
+    const set = this.identifier();
+    this.expectPunct('{');
+    // The set's type decides whether elements carry data; read data when a colon follows.
+    const elements = this.rawElements(false);
+    this.out.push({ kind: 'element', op, family, table, set, elements, span: this.cmdSpan(start) });
+    this.endOfCommand();
+  }
+
+  private deleteCmd(op: 'delete' | 'destroy', start: Token): void {
+    const what = this.next();
+    if (!this.isWord(what)) throw syntax(what);
+    if (what.text === 'element') return this.elementCmd(op, start);
+    if (!['table', 'chain', 'set', 'map', 'rule'].includes(what.text)) throw syntax(what);
+    const family = this.family();
+    const w = what.text as 'table' | 'chain' | 'set' | 'map' | 'rule';
+    let table: Named;
+    let name: Named | undefined;
+    let handle: { n: number; span: Span } | undefined;
+    if (w === 'table') {
+      if (this.isWord(this.peek(), 'handle')) throw new LocatedError('delete by handle is not supported by netsim', tokSpan(this.peek()), undefined, 'unsupported');
+      table = this.identifier();
+    } else {
+      table = this.identifier();
+      if (w === 'rule') {
+        name = this.identifier();
+        this.expectWord('handle', 'handle');
+        const { n, tok } = this.number();
+        handle = { n, span: tokSpan(tok) };
+      } else if (this.isWord(this.peek(), 'handle')) {
+        throw new LocatedError('delete by handle is not supported by netsim', tokSpan(this.peek()), undefined, 'unsupported');
+      } else name = this.identifier();
+    }
+    this.out.push({
+      kind: 'delete',
+      op,
+      what: w,
+      family,
+      table,
+      ...(name !== undefined && { name }),
+      ...(handle !== undefined && { handle }),
+      span: this.cmdSpan(start),
+    });
+    this.endOfCommand();
+  }
+
+  private flushCmd(start: Token): void {
+    const what = this.next();
+    if (!this.isWord(what)) throw syntax(what);
+    switch (what.text) {
+      case 'ruleset':
+        if (this.isWord(this.peek(), 'ip') || this.isWord(this.peek(), 'inet')) this.next();
+        this.out.push({ kind: 'flush', what: 'ruleset', span: this.span(start, what) });
+        break;
+      case 'table': {
+        const family = this.family();
+        const table = this.identifier();
+        this.out.push({ kind: 'flush', what: 'table', family, table, span: this.span(start, this.lastBefore()) });
+        break;
+      }
+      case 'chain':
+      case 'set':
+      case 'map': {
+        const family = this.family();
+        const table = this.identifier();
+        const name = this.identifier();
+        this.out.push({ kind: 'flush', what: what.text, family, table, name, span: this.span(start, this.lastBefore()) });
+        break;
+      }
+      default:
+        throw syntax(what);
+    }
+    this.endOfCommand();
+  }
+
+  // ---- rules
+
+  private ruleBody(family: Family): RuleBody {
+    const stmts: Stmt[] = [];
+    const setRefs: Named[] = [];
+    const targets: Named[] = [];
+    let comment: string | undefined;
+    const first = this.peek();
+    const jumps: { chain: string; span: Span }[] = [];
+    const ctx: RuleCtx = { family, setRefs, targets, jumps };
+    let terminal: Span | undefined;
+    let afterTerminal: { span: Span; terminal: Span } | undefined;
+    for (;;) {
+      const t = this.peek();
+      if (t.kind === 'eof' || this.isSep(t) || this.isPunct(t, '}')) break;
+      if (this.isWord(t, 'comment')) {
+        this.next();
+        const s = this.next();
+        if (s.kind !== 'string') throw syntax(s, 'quoted string');
+        comment = s.text;
+        continue;
+      }
+      const st = this.stmt(ctx, stmts);
+      const span = this.span(t, this.lastBefore());
+      if (terminal !== undefined && afterTerminal === undefined) afterTerminal = { span, terminal };
+      if (st.kind === 'verdict' || st.kind === 'vmap' || st.kind === 'reject') terminal ??= span;
+      stmts.push(st);
+    }
+    if (stmts.length === 0 && comment === undefined) throw syntax(this.peek());
+    const last = this.lastBefore();
+    return {
+      stmts: markDependencies(stmts, family),
+      ...(comment !== undefined && { comment }),
+      setRefs,
+      targets,
+      jumps,
+      ...(afterTerminal !== undefined && { evalError: { message: 'Statement after terminal statement has no effect', span: afterTerminal.span, related: afterTerminal.terminal } }),
+      span: this.span(first, last),
+    };
+  }
+
+  private stmt(ctx: RuleCtx, before: readonly Stmt[]): Stmt {
+    const t = this.peek();
+    if (t.kind !== 'word') throw syntax(t);
+    switch (t.text) {
+      case 'accept':
+      case 'drop':
+      case 'continue':
+      case 'return':
+        this.next();
+        return { kind: 'verdict', verdict: { kind: t.text } };
+      case 'jump':
+      case 'goto': {
+        this.next();
+        const c = this.identifier();
+        ctx.targets.push(c);
+        ctx.jumps.push({ chain: c.name, span: this.span(t, this.lastBefore()) });
+        return { kind: 'verdict', verdict: { kind: t.text, chain: c.name } };
+      }
+      case 'queue':
+        throw new LocatedError('queue is not supported by netsim (no userspace queue model)', tokSpan(t), undefined, 'unsupported');
+      case 'counter':
+        this.next();
+        return { kind: 'counter', ...this.counterArgs() };
+      case 'notrack':
+        this.next();
+        return { kind: 'notrack' };
+      case 'log':
+        this.next();
+        return this.logStmt();
+      case 'limit':
+        this.next();
+        return this.limitStmt();
+      case 'reject':
+        this.next();
+        return this.rejectStmt(ctx);
+      case 'masquerade':
+      case 'snat':
+      case 'dnat':
+      case 'redirect':
+        this.next();
+        return this.natStmt(t.text, ctx, before);
+      case 'update':
+      case 'add':
+        if (this.isPunct(this.peek(1), '@')) {
+          this.next();
+          this.next();
+          const name = this.identifier();
+          ctx.setRefs.push(name);
+          this.expectPunct('{');
+          const key = this.lhs(ctx.family);
+          let timeoutMs: number | undefined;
+          if (this.isWord(this.peek(), 'timeout')) {
+            this.next();
+            timeoutMs = this.time();
+          }
+          this.expectPunct('}');
+          return { kind: 'set-update', op: t.text, set: name.name, key, ...(timeoutMs !== undefined && { timeoutMs }) };
+        }
+        throw syntax(t);
+      default:
+        if (!KEYWORDS.has(t.text) && !isExprStart(t.text) && t.text !== 'and') {
+          // bison takes an unknown word as a symbol and fails on what follows it.
+          this.next();
+          throw syntax(this.peek());
+        }
+        break;
+    }
+    // `meta mark set …`, `mark set …`, `ct mark set …`
+    const isMetaSet = (this.isWord(t, 'meta') && this.isWord(this.peek(1), 'mark') && this.isWord(this.peek(2), 'set')) || (this.isWord(t, 'mark') && this.isWord(this.peek(1), 'set'));
+    if (isMetaSet) {
+      if (this.isWord(t, 'meta')) this.next();
+      this.next();
+      this.next();
+      return { kind: 'meta-set', key: 'mark', source: this.source('mark', ctx) };
+    }
+    if (this.isWord(t, 'ct') && this.isWord(this.peek(1), 'mark') && this.isWord(this.peek(2), 'set')) {
+      this.next();
+      this.next();
+      this.next();
+      return { kind: 'ct-set', key: 'mark', source: this.source('mark', ctx) };
+    }
+    const left = this.lhsWithBinop(ctx.family);
+    if (this.isWord(this.peek(), 'vmap')) {
+      this.next();
+      return { kind: 'vmap', lookup: this.mapLookup(left, ['verdict'], ctx) };
+    }
+    const { op, right } = this.rhs(left, ctx);
+    if (left.kind === 'binop' && left.op === '&' && isBitmask(left.type) && (op === 'implicit' || op === '==') && right.kind === 'value') {
+      // `tcp flags & (syn|ack) == syn` is stored as value/mask; nft lists it as `syn / syn,ack`.
+      const mask = left.right as { n: number };
+      if (mask.n !== (right.value as { n: number }).n) return { kind: 'match', left: left.left, op: 'implicit', right: { kind: 'mask', value: right.value, mask: left.right } };
+    }
+    return { kind: 'match', left, op, right };
+  }
+
+  private logStmt(): Stmt {
+    const out: { prefix?: string; level?: string; flags?: string; group?: number } = {};
+    for (;;) {
+      const t = this.peek();
+      if (this.isWord(t, 'prefix')) {
+        this.next();
+        const s = this.next();
+        if (s.kind !== 'string') throw syntax(s, 'quoted string');
+        out.prefix = s.text;
+      } else if (this.isWord(t, 'level')) {
+        this.next();
+        const l = this.next();
+        if (!this.isWord(l) || !['emerg', 'alert', 'crit', 'err', 'warn', 'notice', 'info', 'debug', 'audit'].includes(l.text)) throw syntax(l);
+        out.level = l.text;
+      } else if (this.isWord(t, 'flags')) {
+        this.next();
+        const fl: string[] = [this.identifier().name];
+        while (this.isPunct(this.peek(), ',')) {
+          this.next();
+          fl.push(this.identifier().name);
+        }
+        out.flags = fl.join(',');
+      } else if (this.isWord(t, 'group')) {
+        this.next();
+        out.group = this.number().n;
+      } else break;
+    }
+    return { kind: 'log', ...out };
+  }
+
+  private limitStmt(): Stmt {
+    this.expectWord('rate');
+    let over = false;
+    if (this.isWord(this.peek(), 'over')) {
+      this.next();
+      over = true;
+    }
+    const rate = this.number().n;
+    let bytes: string | undefined;
+    if (this.isWord(this.peek()) && /^(bytes|kbytes|mbytes)$/.test(this.peek().text)) bytes = this.next().text;
+    this.expectPunct('/');
+    const unit = this.next();
+    if (!this.isWord(unit) || !['second', 'minute', 'hour', 'day', 'week'].includes(unit.text)) throw syntax(unit);
+    let burst = 5;
+    if (this.isWord(this.peek(), 'burst')) {
+      this.next();
+      burst = this.number().n;
+      const u = this.next();
+      if (!this.isWord(u, 'packets') && !this.isWord(u, 'bytes')) throw syntax(u);
+    }
+    return { kind: 'limit', over, rate, unit: unit.text, burst, ...(bytes !== undefined && { bytes }) };
+  }
+
+  private rejectStmt(_ctx: RuleCtx): Stmt {
+    if (!this.isWord(this.peek(), 'with')) return { kind: 'reject' };
+    this.next();
+    const k = this.next();
+    if (this.isWord(k, 'tcp')) {
+      this.expectWord('reset');
+      return { kind: 'reject', with: { kind: 'tcp-reset' } };
+    }
+    if (this.isWord(k, 'icmp') || this.isWord(k, 'icmpx')) {
+      if (this.isWord(this.peek(), 'type')) this.next();
+      const code = this.next();
+      const ok =
+        k.text === 'icmp'
+          ? ['net-unreachable', 'host-unreachable', 'prot-unreachable', 'port-unreachable', 'net-prohibited', 'host-prohibited', 'admin-prohibited', 'frag-needed']
+          : ['port-unreachable', 'admin-prohibited', 'no-route', 'host-unreachable'];
+      if (!this.isWord(code) || !ok.includes(code.text)) throw new LocatedError(`Could not parse ${k.text === 'icmp' ? 'ICMP' : 'reject'} code`, tokSpan(code));
+      return { kind: 'reject', with: { kind: k.text === 'icmp' ? 'icmp' : 'icmpx', code: code.text } };
+    }
+    throw syntax(k);
+  }
+
+  private natStmt(kind: NatKind, ctx: RuleCtx, before: readonly Stmt[]): Stmt {
+    const natTok = this.lastBefore();
+    let ipFamily = false;
+    if (this.isWord(this.peek(), 'ip') && this.isWord(this.peek(1), 'to')) {
+      this.next();
+      ipFamily = true;
+    }
+    let addr: Extract<Stmt, { kind: 'nat' }>['addr'];
+    let port: { lo: number; hi: number } | undefined;
+    if (this.isWord(this.peek(), 'to')) {
+      this.next();
+      const a = this.peek();
+      if (kind === 'dnat' || kind === 'snat') {
+        if (this.isPunct(a, ':')) {
+          // port only
+        } else if (a.kind === 'addr') {
+          this.next();
+          const lo = typeToken('ipv4_addr', a);
+          if (this.isPunct(this.peek(), '-')) {
+            this.next();
+            const hiT = this.next();
+            const hi = typeToken('ipv4_addr', hiT);
+            addr = { kind: 'range', lo: (lo as { n: number }).n, hi: (hi as { n: number }).n };
+          } else addr = { kind: 'value', value: lo };
+        } else {
+          const key = this.lhsWithBinop(ctx.family);
+          this.expectWord('map');
+          addr = { kind: 'map', lookup: this.mapLookup(key, ['ipv4_addr'], ctx) };
+        }
+      }
+      if (this.isPunct(this.peek(), ':') || (kind === 'redirect' && this.peek().kind === 'number')) {
+        if (this.isPunct(this.peek(), ':')) this.next();
+        const portTok = this.peek();
+        const lo = this.number().n;
+        let hi = lo;
+        if (this.isPunct(this.peek(), '-')) {
+          this.next();
+          hi = this.number().n;
+        }
+        port = { lo, hi };
+        if (!hasTransport(before)) {
+          throw new LocatedError('transport protocol mapping is only valid after transport protocol match', this.span(portTok, this.lastBefore()), tokSpan(natTok));
+        }
+      }
+    }
+    const flags: NatFlag[] = [];
+    for (;;) {
+      const f = this.peek();
+      if (this.isWord(f) && (f.text === 'random' || f.text === 'fully-random' || f.text === 'persistent')) {
+        this.next();
+        if (!flags.includes(f.text)) flags.push(f.text);
+        if (this.isPunct(this.peek(), ',')) this.next();
+      } else break;
+    }
+    if (ctx.family === 'inet' && (kind === 'dnat' || kind === 'snat') && addr !== undefined && !ipFamily) {
+      if (!before.some((s) => s.kind === 'match' && mentionsIp(s.left))) {
+        throw new LocatedError('ip or ip6 must be specified with address for inet tables.', tokSpan(natTok));
+      }
+    }
+    return { kind: 'nat', nat: kind, ipFamily: ctx.family === 'inet' && addr !== undefined && (kind === 'dnat' || kind === 'snat'), ...(addr !== undefined && { addr }), ...(port !== undefined && { port }), flags };
+  }
+
+  /** The value of a `set` statement: a constant, an expression, or a map lookup. */
+  private source(type: DataType, ctx: RuleCtx): Source {
+    const t = this.peek();
+    if (t.kind === 'word' && isExprStart(t.text) && !(t.text === 'mark' && false)) {
+      const e = this.lhsWithBinop(ctx.family);
+      if (this.isWord(this.peek(), 'map')) {
+        this.next();
+        return { kind: 'map', lookup: this.mapLookup(e, [type], ctx) };
+      }
+      return { kind: 'expr', expr: e };
+    }
+    const v = this.next();
+    return { kind: 'value', value: typeToken(type, v) };
+  }
+
+  private mapLookup(key: Expr, data: readonly DataType[], ctx: RuleCtx): MapLookup {
+    const t = this.peek();
+    const keyType = key.kind === 'concat' ? key.parts.map((p) => p.type) : [key.type];
+    if (this.isPunct(t, '@')) {
+      this.next();
+      const name = this.identifier();
+      ctx.setRefs.push(name);
+      return { key, map: { kind: 'ref', name: name.name } };
+    }
+    this.expectPunct('{');
+    const raws = this.rawElements(true);
+    const elements = raws.map((r) => {
+      if (r.data?.kind === 'verdict' && r.data.chain !== undefined) ctx.targets.push(r.data.chain);
+      return typeElement({ keyType, dataType: data }, r);
+    });
+    return { key, map: { kind: 'anon', elements: sortElements(elements), keyType } };
+  }
+
+  // ---- expressions
+
+  private lhsWithBinop(family: Family): Expr {
+    let e = this.lhs(family);
+    for (;;) {
+      const t = this.peek();
+      const op = t.kind === 'punct' && (t.text === '&' || t.text === '|' || t.text === '^') ? t.text : this.isWord(t, 'and') ? '&' : this.isWord(t, 'or') ? '|' : this.isWord(t, 'xor') ? '^' : undefined;
+      if (op === undefined) return e;
+      this.next();
+      e = { kind: 'binop', op, left: e, right: this.binopValue(e.type), type: e.type };
+    }
+  }
+
+  /** The constant of a bitwise operation: a value, `a,b` flags or `(a|b)`. */
+  private binopValue(type: DataType): Value {
+    if (this.isPunct(this.peek(), '(')) {
+      this.next();
+      let n = (typeToken(type, this.next()) as { n: number }).n;
+      while (this.isPunct(this.peek(), '|')) {
+        this.next();
+        n |= (typeToken(type, this.next()) as { n: number }).n;
+      }
+      this.expectPunct(')');
+      return { type: type as 'mark', n: n >>> 0 };
+    }
+    let n = (typeToken(type, this.next()) as { n: number }).n;
+    while (isBitmask(type) && this.isPunct(this.peek(), ',')) {
+      this.next();
+      n |= (typeToken(type, this.next()) as { n: number }).n;
+    }
+    return { type: type as 'mark', n: n >>> 0 };
+  }
+
+  /** A concatenation of primary expressions. */
+  private lhs(family: Family): Expr {
+    const parts = [this.primary(family)];
+    while (this.isPunct(this.peek(), '.')) {
+      this.next();
+      parts.push(this.primary(family));
+    }
+    if (parts.length === 1) return parts[0] as Expr;
+    return { kind: 'concat', parts, type: 'integer' };
+  }
+
+  private primary(_family: Family): Expr {
+    const t = this.next();
+    if (t.kind !== 'word') throw syntax(t);
+    const proto = PAYLOAD[t.text];
+    if (proto !== undefined) {
+      const f = this.next();
+      const type = this.isWord(f) ? proto[f.text] : undefined;
+      if (type === undefined) throw syntax(f);
+      return { kind: 'payload', proto: t.text as 'ip', field: f.text, type };
+    }
+    if (t.text === 'meta') {
+      const k = this.next();
+      const type = this.isWord(k) ? META_KEYS[k.text] : undefined;
+      if (type === undefined) throw syntax(k);
+      return { kind: 'meta', key: k.text, type, bare: BARE_META.has(k.text) };
+    }
+    if (BARE_META.has(t.text)) {
+      return { kind: 'meta', key: t.text, type: META_KEYS[t.text] as DataType, bare: true };
+    }
+    if (t.text === 'ct') {
+      const k = this.next();
+      if (!this.isWord(k) || !['state', 'status', 'mark'].includes(k.text)) throw syntax(k);
+      const type: DataType = k.text === 'state' ? 'ct_state' : k.text === 'status' ? 'ct_status' : 'mark';
+      return { kind: 'ct', key: k.text as 'state', type };
+    }
+    if (t.text === 'fib') {
+      const flags: string[] = [];
+      for (;;) {
+        const f = this.next();
+        if (!this.isWord(f) || !['saddr', 'daddr', 'mark', 'iif', 'oif'].includes(f.text)) throw syntax(f);
+        flags.push(f.text);
+        if (!this.isPunct(this.peek(), '.')) break;
+        this.next();
+      }
+      const r = this.next();
+      if (!this.isWord(r, 'type')) throw new LocatedError('fib results other than type are not supported by netsim', tokSpan(r), undefined, 'unsupported');
+      return { kind: 'fib', flags, result: 'type', type: 'fib_addrtype' };
+    }
+    if (t.text === 'numgen') {
+      const m = this.next();
+      if (!this.isWord(m, 'random') && !this.isWord(m, 'inc')) throw syntax(m);
+      this.expectWord('mod');
+      const mod = this.number().n;
+      let offset = 0;
+      if (this.isWord(this.peek(), 'offset')) {
+        this.next();
+        offset = this.number().n;
+      }
+      return { kind: 'numgen', mode: m.text as 'random', mod, offset, type: 'integer' };
+    }
+    throw syntax(t);
+  }
+
+  private rhs(left: Expr, ctx: RuleCtx): { op: MatchOp; right: Rhs } {
+    let op: MatchOp = 'implicit';
+    const t = this.peek();
+    if (t.kind === 'punct' && ['==', '!=', '<', '>', '<=', '>='].includes(t.text)) {
+      this.next();
+      op = t.text as MatchOp;
+    } else if (this.isWord(t) && ['eq', 'ne', 'lt', 'gt', 'le', 'ge'].includes(t.text)) {
+      this.next();
+      op = ({ eq: '==', ne: '!=', lt: '<', gt: '>', le: '<=', ge: '>=' } as const)[t.text as 'eq'];
+    }
+    const types = left.kind === 'concat' ? left.parts.map((p) => p.type) : [left.type];
+    const n = this.peek();
+    if (this.isPunct(n, '{')) {
+      this.next();
+      const raws = this.rawElements(false);
+      const typed = raws.map((r) => typeElement({ keyType: types }, r));
+      let elements = sortElements(typed);
+      const hasInterval = elements.some((e) => e.key.some((k) => k.kind === 'range'));
+      if (hasInterval && types.length === 1) elements = automerge(elements, types[0] as DataType);
+      if (raws.length === 1 && elements.length === 1 && types.length === 1) {
+        // nft turns a one-element anonymous set into a plain comparison.
+        const k = (elements[0] as Element).key[0];
+        const raw = raws[0];
+        if (k !== undefined && raw !== undefined) {
+          if (k.kind === 'value') return { op, right: { kind: 'value', value: k.value } };
+          if (raw.key[0]?.kind === 'prefix' || (k.form === 'prefix' && raws.length === 1)) {
+            return { op, right: prefixRhs(k.type, k.lo, k.hi) };
+          }
+          return { op, right: { kind: 'range', type: k.type, lo: k.lo, hi: k.hi } };
+        }
+      }
+      return { op, right: { kind: 'set', elements, keyType: types } };
+    }
+    if (this.isPunct(n, '@')) {
+      this.next();
+      const name = this.identifier();
+      ctx.setRefs.push(name);
+      return { op, right: { kind: 'setref', name: name.name } };
+    }
+    if (types.length > 1) {
+      const parts = this.rawConcat();
+      const el = typeElement({ keyType: types }, { key: parts, span: tokSpan(n) });
+      return { op, right: { kind: 'set', elements: [el], keyType: types } };
+    }
+    const type = types[0] as DataType;
+    if (isBitmask(type)) {
+      const vals: Token[] = [this.next()];
+      while (this.isPunct(this.peek(), ',')) {
+        this.next();
+        vals.push(this.next());
+      }
+      let v = 0;
+      for (const tok of vals) v |= (typeToken(type, tok) as { n: number }).n;
+      const value: Value = { type: type as 'ct_state', n: v };
+      if (this.isPunct(this.peek(), '/')) {
+        this.next();
+        let m = 0;
+        m |= (typeToken(type, this.next()) as { n: number }).n;
+        while (this.isPunct(this.peek(), ',')) {
+          this.next();
+          m |= (typeToken(type, this.next()) as { n: number }).n;
+        }
+        return { op, right: { kind: 'mask', value, mask: { type: type as 'ct_state', n: m } } };
+      }
+      return { op, right: { kind: 'value', value } };
+    }
+    const atom = this.rawAtom();
+    const kp = typeAtom(type, atom);
+    if (kp.kind === 'value') return { op, right: { kind: 'value', value: kp.value } };
+    if (atom.kind === 'prefix') return { op, right: prefixRhs(type, kp.lo, kp.hi) };
+    return { op, right: { kind: 'range', type, lo: kp.lo, hi: kp.hi } };
+  }
+}
+
+interface RuleCtx {
+  readonly family: Family;
+  readonly setRefs: Named[];
+  readonly targets: Named[];
+  readonly jumps: { chain: string; span: Span }[];
+}
+
+function prefixRhs(type: DataType, lo: number, hi: number): Rhs {
+  const size = hi - lo + 1;
+  const len = 32 - Math.round(Math.log2(size));
+  if (len === 32) return { kind: 'value', value: { type: type as 'ipv4_addr', n: lo } };
+  return { kind: 'prefix', type, addr: lo, len };
+}
+
+function isExprStart(w: string): boolean {
+  return w in PAYLOAD || w === 'meta' || w === 'ct' || w === 'fib' || w === 'numgen' || BARE_META.has(w);
+}
+
+function mentionsIp(e: Expr): boolean {
+  if (e.kind === 'payload') return e.proto === 'ip';
+  if (e.kind === 'concat') return e.parts.some(mentionsIp);
+  if (e.kind === 'binop') return mentionsIp(e.left);
+  if (e.kind === 'meta') return e.key === 'nfproto';
+  return false;
+}
+
+function hasTransport(stmts: readonly Stmt[]): boolean {
+  return stmts.some(
+    (s) =>
+      s.kind === 'match' &&
+      ((s.left.kind === 'payload' && (s.left.proto === 'tcp' || s.left.proto === 'udp' || s.left.proto === 'th' || s.left.field === 'protocol')) ||
+        (s.left.kind === 'meta' && s.left.key === 'l4proto') ||
+        (s.left.kind === 'concat' && s.left.parts.some((p) => p.kind === 'payload' && (p.proto === 'tcp' || p.proto === 'udp' || p.proto === 'th')))),
+  );
+}
+
+/** Sorts elements as nft lists them. */
+export function sortElements(els: readonly Element[]): Element[] {
+  return [...els].sort((a, b) => compareKeysImport(a, b));
+}
+
+import { compareKeys } from './elements.ts';
+function compareKeysImport(a: Element, b: Element): number {
+  return compareKeys(a.key, b.key);
+}
+
+/** The printed form of an expression (also `typeof` text). */
+export function exprText(e: Expr): string {
+  switch (e.kind) {
+    case 'payload':
+      return `${e.proto} ${e.field}`;
+    case 'meta':
+      return BARE_META.has(e.key) && e.key !== 'mark' && e.key !== 'pkttype' ? e.key : `meta ${e.key}`;
+    case 'ct':
+      return `ct ${e.key}`;
+    case 'fib':
+      return `fib ${e.flags.join(' . ')} ${e.result}`;
+    case 'numgen':
+      return `numgen ${e.mode} mod ${e.mod}${e.offset !== 0 ? ` offset ${e.offset}` : ''}`;
+    case 'concat':
+      return e.parts.map(exprText).join(' . ');
+    case 'binop':
+      return `${exprText(e.left)} ${e.op} ${valueTextForBinop(e.right)}`;
+  }
+}
+
+import { formatValue } from './datatypes.ts';
+function valueTextForBinop(v: Value): string {
+  return formatValue(v);
+}
+
+/**
+ * nft drops a protocol match it considers the dependency of a later header match when listing:
+ * `meta l4proto tcp` before `tcp dport` (both families), and `ip protocol tcp` in the ip family.
+ */
+function markDependencies(stmts: readonly Stmt[], family: Family): Stmt[] {
+  const out = [...stmts];
+  for (let i = 0; i < out.length; i++) {
+    const s = out[i] as Stmt;
+    if (s.kind !== 'match' || (s.op !== 'implicit' && s.op !== '==') || s.right.kind !== 'value') continue;
+    if (family === 'inet' && s.left.kind === 'meta' && s.left.key === 'nfproto' && s.right.value.type === 'nf_proto' && s.right.value.n === 2) {
+      // `meta nfproto ipv4` is the implicit dependency of a later `ip …` match in inet tables.
+      if (out.slice(i + 1).some((x) => x.kind === 'match' && mentionsIpPayload(x.left))) out[i] = { ...s, hidden: true };
+      continue;
+    }
+    const isMetaL4 = s.left.kind === 'meta' && s.left.key === 'l4proto';
+    const isIpProto = s.left.kind === 'payload' && s.left.proto === 'ip' && s.left.field === 'protocol';
+    if (!isMetaL4 && !(isIpProto && family === 'ip')) continue;
+    const v = s.right.value;
+    if (v.type !== 'inet_proto') continue;
+    const name = v.n === 6 ? 'tcp' : v.n === 17 ? 'udp' : v.n === 1 ? 'icmp' : undefined;
+    if (name === undefined) continue;
+    const later = out.slice(i + 1).find((x) => x.kind === 'match' && usesProto(x.left, name));
+    const between = out.slice(i + 1).findIndex((x) => x.kind === 'match' && usesProto(x.left, name));
+    if (later === undefined) continue;
+    // Only when nothing else defining the transport protocol sits between them.
+    const mid = out.slice(i + 1, i + 1 + between);
+    if (mid.some((x) => x.kind === 'match' && ((x.left.kind === 'meta' && x.left.key === 'l4proto') || (x.left.kind === 'payload' && x.left.field === 'protocol')))) continue;
+    out[i] = { ...s, hidden: true };
+  }
+  return out;
+}
+
+function mentionsIpPayload(e: Expr): boolean {
+  if (e.kind === 'payload') return e.proto === 'ip';
+  if (e.kind === 'concat') return e.parts.some(mentionsIpPayload);
+  if (e.kind === 'binop') return mentionsIpPayload(e.left);
+  return false;
+}
+
+function usesProto(e: Expr, name: string): boolean {
+  if (e.kind === 'payload') return e.proto === name;
+  if (e.kind === 'binop') return usesProto(e.left, name);
+  return false;
+}
+
+export { prioNameAllowed };
+
+/** Which standard priority names nft accepts for a hook (the rest: "invalid priority expression"). */
+function prioNameAllowed(name: string, hook: Hook, _type: ChainType): boolean {
+  switch (name) {
+    case 'raw':
+    case 'mangle':
+    case 'filter':
+    case 'security':
+      return true;
+    case 'dstnat':
+      return hook === 'prerouting';
+    case 'srcnat':
+      return hook === 'postrouting';
+    default:
+      return false;
+  }
+}

@@ -1,0 +1,634 @@
+/**
+ * `nft -f` as a pure function: one input is one transaction, applied whole or not at all.
+ *
+ * The stages follow the real tool (nft 1.0.6 with the kernel's nf_tables):
+ * 1. parse — syntax errors;
+ * 2. evaluate — userspace checks (unknown `@set`, element types, interval conflicts); nft still
+ *    evaluates after a syntax error, so both kinds are reported together;
+ * 3. commit — the kernel processes every message of the batch, reports each failing one (missing
+ *    table, chain or jump target, `File exists`, `Device or resource busy`, hooks a chain type may
+ *    not use, statements a hook may not run, loops) and then aborts the whole batch.
+ */
+import type { Command, Named, RawElement } from './commands.ts';
+import { automerge, checkConflicts, keyId, LocatedError, typeElement } from './elements.ts';
+import { NftError, type Diagnostic, type NftErrorCode, type Span } from './errors.ts';
+import { parse } from './parser.ts';
+import type { Chain, DataType, Element, Family, Hook, NftSet, NftVersion, Rule, Ruleset, Stmt, Table } from './types.ts';
+import { DEFAULT_NFT_VERSION } from './types.ts';
+
+export interface ApplyOptions {
+  /** Name printed in error messages (default `stdin`... nft prints the path it was given). */
+  readonly file?: string;
+  /** nft release to imitate (default 1.0.6: `destroy` is a syntax error there). */
+  readonly version?: NftVersion;
+}
+
+const ERRNO = {
+  ENOENT: 'No such file or directory',
+  EEXIST: 'File exists',
+  EBUSY: 'Device or resource busy',
+  EOPNOTSUPP: 'Operation not supported',
+  ELOOP: 'Too many levels of symbolic links',
+  EMLINK: 'Too many links',
+  EINVAL: 'Invalid argument',
+} as const;
+type Errno = keyof typeof ERRNO;
+
+class KernelError extends Error {
+  constructor(
+    readonly errno: Errno,
+    readonly span: Span,
+  ) {
+    super(ERRNO[errno]);
+  }
+}
+
+interface WChain {
+  name: string;
+  handle: number;
+  base?: Chain['base'];
+  comment?: string;
+  rules: { rule: Rule; batch: number; jumps?: readonly { readonly chain: string; readonly span: Span }[] }[];
+}
+
+interface WSet {
+  set: NftSet;
+  /** By {@link keyId}, in insertion order. */
+  elements: Map<string, { el: Element; batch: number }>;
+}
+
+interface WTable {
+  family: Family;
+  name: string;
+  handle: number;
+  comment?: string;
+  dormant: boolean;
+  sets: Map<string, WSet>;
+  chains: Map<string, WChain>;
+  nextHandle: number;
+  /** Rule-add commands of this batch, with their spans, for the sticky validation failure. */
+  ruleCmds: { batch: number; span: Span }[];
+  touched: boolean;
+}
+
+function key(family: Family, name: string): string {
+  return `${family}\u0000${name}`;
+}
+
+function fromTable(t: Table): WTable {
+  return {
+    family: t.family,
+    name: t.name,
+    handle: t.handle,
+    ...(t.comment !== undefined && { comment: t.comment }),
+    dormant: t.dormant,
+    sets: new Map(t.sets.map((s) => [s.name, { set: s, elements: new Map(s.elements.map((el) => [keyId(el.key), { el, batch: -1 }])) }])),
+    chains: new Map(
+      t.chains.map((c) => [
+        c.name,
+        { name: c.name, handle: c.handle, ...(c.base !== undefined && { base: c.base }), ...(c.comment !== undefined && { comment: c.comment }), rules: c.rules.map((rule) => ({ rule, batch: -1 })) },
+      ]),
+    ),
+    nextHandle: t.nextHandle,
+    ruleCmds: [],
+    touched: false,
+  };
+}
+
+function toTable(w: WTable, orig: Table | undefined): Table {
+  if (!w.touched && orig !== undefined) return orig;
+  return {
+    family: w.family,
+    name: w.name,
+    handle: w.handle,
+    ...(w.comment !== undefined && { comment: w.comment }),
+    dormant: w.dormant,
+    sets: [...w.sets.values()].map((s) => ({ ...s.set, elements: [...s.elements.values()].map((e) => e.el) })),
+    chains: [...w.chains.values()].map((c) => ({
+      name: c.name,
+      handle: c.handle,
+      ...(c.base !== undefined && { base: c.base }),
+      ...(c.comment !== undefined && { comment: c.comment }),
+      rules: c.rules.map((r) => r.rule),
+    })),
+    nextHandle: w.nextHandle,
+  };
+}
+
+/** Statements a hook or chain type forbids: the kernel's expression `validate` callbacks. */
+function stmtAllowed(s: Stmt, hook: Hook, type: Chain['base'] extends infer B ? (B extends { type: infer T } ? T : never) : never): boolean {
+  switch (s.kind) {
+    case 'nat':
+      if (type !== 'nat') return false;
+      return s.nat === 'dnat' || s.nat === 'redirect' ? hook === 'prerouting' || hook === 'output' : hook === 'postrouting' || hook === 'input';
+    case 'reject':
+      return hook === 'input' || hook === 'forward' || hook === 'output' || hook === 'prerouting';
+    case 'notrack':
+      return hook === 'prerouting' || hook === 'output';
+    case 'match':
+      if (s.left.kind === 'fib' && s.left.flags.includes('iif')) return hook === 'prerouting' || hook === 'input' || hook === 'forward';
+      if (s.left.kind === 'fib' && s.left.flags.includes('oif')) return hook === 'output' || hook === 'postrouting' || hook === 'forward';
+      return true;
+    case 'verdict':
+    case 'vmap':
+    case 'counter':
+    case 'log':
+    case 'limit':
+    case 'meta-set':
+    case 'ct-set':
+    case 'set-update':
+      return true;
+  }
+}
+
+/** Chains a rule can continue into: jump/goto verdicts, anonymous vmaps and named verdict maps. */
+function successors(rule: Rule, t: WTable): { chain: string; batch: number }[] {
+  const out: { chain: string; batch: number }[] = [];
+  for (const s of rule.stmts) {
+    if (s.kind === 'verdict' && (s.verdict.kind === 'jump' || s.verdict.kind === 'goto')) out.push({ chain: s.verdict.chain, batch: -1 });
+    if (s.kind === 'vmap') {
+      if (s.lookup.map.kind === 'anon') {
+        for (const e of s.lookup.map.elements) {
+          const v = e.data?.[0];
+          if (v?.type === 'verdict' && (v.v.kind === 'jump' || v.v.kind === 'goto')) out.push({ chain: v.v.chain, batch: -1 });
+        }
+      } else {
+        const set = t.sets.get(s.lookup.map.name);
+        for (const { el, batch } of set?.elements.values() ?? []) {
+          const v = el.data?.[0];
+          if (v?.type === 'verdict' && (v.v.kind === 'jump' || v.v.kind === 'goto')) out.push({ chain: v.v.chain, batch });
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * The kernel's table validation, from every base chain: the batch index from which it fails
+ * (the latest message on the first failing path), or undefined when it passes.
+ */
+function validate(t: WTable): { batch: number; errno: Errno; span?: Span } | undefined {
+  let worst: { batch: number; errno: Errno; span?: Span } | undefined;
+  const note = (batch: number, errno: Errno, span?: Span): void => {
+    if (worst === undefined || batch < worst.batch) worst = { batch, errno, ...(span !== undefined && { span }) };
+  };
+  for (const base of t.chains.values()) {
+    if (base.base === undefined) continue;
+    const { hook, type } = base.base;
+    const visited = new Set<string>();
+    const onPath = new Set<string>();
+    const walk = (c: WChain, pathBatch: number, depth: number): void => {
+      if (depth > 16) {
+        note(pathBatch, 'ELOOP');
+        return;
+      }
+      onPath.add(c.name);
+      for (const { rule, batch, jumps } of c.rules) {
+        const b = Math.max(pathBatch, batch);
+        for (const s of rule.stmts) if (!stmtAllowed(s, hook, type)) note(b, 'EOPNOTSUPP');
+        for (const next of successors(rule, t)) {
+          const nb = Math.max(b, next.batch);
+          if (onPath.has(next.chain)) {
+            // The kernel names the jump that closes the loop.
+            note(nb, 'EMLINK', nb === batch ? jumps?.find((j) => j.chain === next.chain)?.span : undefined);
+            continue;
+          }
+          if (visited.has(next.chain)) continue;
+          const nc = t.chains.get(next.chain);
+          if (nc === undefined) continue;
+          visited.add(next.chain);
+          walk(nc, nb, depth + 1);
+        }
+      }
+      onPath.delete(c.name);
+    };
+    walk(base, -1, 0);
+  }
+  return worst;
+}
+
+const NAT_HOOKS: readonly Hook[] = ['prerouting', 'input', 'output', 'postrouting'];
+
+/** The result of {@link nftApply}: the new ruleset, or the error nft prints (and nothing applied). */
+export type ApplyResult = { readonly ok: true; readonly ruleset: Ruleset } | { readonly ok: false; readonly error: NftError };
+
+/** Applies an `nft -f` input to `ruleset`; throws {@link NftError} when the real tool would fail. */
+export function nftApply(ruleset: Ruleset, text: string, opts: ApplyOptions = {}): Ruleset {
+  const r = tryNftApply(ruleset, text, opts);
+  if (!r.ok) throw r.error;
+  return r.ruleset;
+}
+
+/** {@link nftApply} without throwing. */
+export function tryNftApply(ruleset: Ruleset, text: string, opts: ApplyOptions = {}): ApplyResult {
+  const file = opts.file ?? '/dev/stdin';
+  const parsed = parse(text, { version: opts.version ?? DEFAULT_NFT_VERSION });
+  const diags: Diagnostic[] = [...parsed.diagnostics];
+  const tx = new Transaction(ruleset);
+  const evalDiags: Diagnostic[] = [];
+  const kernelDiags: Diagnostic[] = [];
+  parsed.commands.forEach((cmd, i) => {
+    try {
+      tx.apply(cmd, i);
+    } catch (e) {
+      if (e instanceof LocatedError) {
+        const code: NftErrorCode = e.code;
+        evalDiags.push({ code, span: e.span, message: e.message, ...(e.related !== undefined && { related: e.related }) });
+      } else if (e instanceof KernelError) {
+        kernelDiags.push({ code: 'kernel', span: e.span, message: `Could not process rule: ${e.message}` });
+      } else throw e;
+    }
+  });
+  diags.push(...evalDiags);
+  if (diags.length === 0) {
+    kernelDiags.push(...tx.validateAll());
+    kernelDiags.sort((a, b) => a.span.line - b.span.line || a.span.col - b.span.col);
+    diags.push(...kernelDiags);
+  }
+  if (diags.length > 0) return { ok: false, error: new NftError(file, text, diags.slice(0, 10)) };
+  return { ok: true, ruleset: tx.result() };
+}
+
+class Transaction {
+  private readonly tables = new Map<string, WTable>();
+  private readonly order: string[] = [];
+  private readonly orig = new Map<string, Table>();
+  private nextTableHandle: number;
+  /** Kernel errors found at commit-time validation: per table, the failing batch index. */
+
+  constructor(rs: Ruleset) {
+    let h = 0;
+    for (const t of rs.tables) {
+      const k = key(t.family, t.name);
+      this.orig.set(k, t);
+      this.order.push(k);
+      h = Math.max(h, t.handle);
+    }
+    this.nextTableHandle = h + 1;
+  }
+
+  private table(family: Family, name: string): WTable | undefined {
+    const k = key(family, name);
+    let w = this.tables.get(k);
+    if (w === undefined) {
+      const t = this.orig.get(k);
+      if (t === undefined) return undefined;
+      w = fromTable(t);
+      this.tables.set(k, w);
+    }
+    return w;
+  }
+
+  private need(family: Family, n: Named): WTable {
+    const t = this.table(family, n.name);
+    if (t === undefined) throw new KernelError('ENOENT', n.span);
+    t.touched = true;
+    return t;
+  }
+
+  result(): Ruleset {
+    const tables: Table[] = [];
+    for (const k of this.order) {
+      const w = this.tables.get(k);
+      const o = this.orig.get(k);
+      if (w === undefined) {
+        if (o !== undefined) tables.push(o);
+        continue;
+      }
+      tables.push(toTable(w, o));
+    }
+    return { tables };
+  }
+
+  validateAll(): Diagnostic[] {
+    const out: Diagnostic[] = [];
+    for (const w of this.tables.values()) {
+      if (!w.touched || w.ruleCmds.length === 0) continue;
+      const v = validate(w);
+      if (v === undefined) continue;
+      for (const r of w.ruleCmds) {
+        if (r.batch >= v.batch) out.push({ code: 'kernel', span: r.batch === v.batch && v.span !== undefined ? v.span : r.span, message: `Could not process rule: ${ERRNO[v.errno]}` });
+      }
+    }
+    return out;
+  }
+
+  apply(cmd: Command, batch: number): void {
+    switch (cmd.kind) {
+      case 'table': {
+        const existing = this.table(cmd.family, cmd.name.name);
+        if (existing !== undefined) {
+          if (cmd.op === 'create') throw new KernelError('EEXIST', cmd.name.span);
+          if (cmd.comment !== undefined) existing.comment = cmd.comment;
+          existing.touched = true;
+          return;
+        }
+        const k = key(cmd.family, cmd.name.name);
+        const w: WTable = {
+          family: cmd.family,
+          name: cmd.name.name,
+          handle: this.nextTableHandle++,
+          ...(cmd.comment !== undefined && { comment: cmd.comment }),
+          dormant: cmd.dormant === true,
+          sets: new Map(),
+          chains: new Map(),
+          nextHandle: 1,
+          ruleCmds: [],
+          touched: true,
+        };
+        this.tables.set(k, w);
+        this.orig.delete(k);
+        if (!this.order.includes(k)) this.order.push(k);
+        else {
+          // Recreated after a delete in this batch: it moves to the end of the list.
+          this.order.splice(this.order.indexOf(k), 1);
+          this.order.push(k);
+        }
+        return;
+      }
+      case 'chain': {
+        const t = this.need(cmd.family, cmd.table);
+        const existing = t.chains.get(cmd.name.name);
+        if (cmd.base !== undefined) {
+          const ok = cmd.base.type === 'filter' || (cmd.base.type === 'nat' && NAT_HOOKS.includes(cmd.base.hook)) || (cmd.base.type === 'route' && cmd.base.hook === 'output');
+          if (!ok) throw new KernelError('EOPNOTSUPP', cmd.name.span);
+        }
+        if (existing !== undefined) {
+          if (cmd.op === 'create') throw new KernelError('EEXIST', cmd.name.span);
+          if (cmd.base !== undefined && existing.base !== undefined) {
+            const policy = cmd.base.policy ?? cmd.policy;
+            if (policy !== undefined) existing.base = { ...existing.base, policy };
+          } else if (cmd.base !== undefined) throw new KernelError('EEXIST', cmd.name.span);
+          if (cmd.comment !== undefined) existing.comment = cmd.comment;
+          return;
+        }
+        const base = cmd.base === undefined ? undefined : { type: cmd.base.type, hook: cmd.base.hook, priority: cmd.base.priority, policy: cmd.base.policy ?? cmd.policy ?? 'accept' };
+        t.chains.set(cmd.name.name, {
+          name: cmd.name.name,
+          handle: t.nextHandle++,
+          ...(base !== undefined && { base }),
+          ...(cmd.comment !== undefined && { comment: cmd.comment }),
+          rules: [],
+        });
+        return;
+      }
+      case 'rule':
+        return this.rule(cmd, batch);
+      case 'set':
+        return this.set(cmd, batch);
+      case 'element':
+        return this.element(cmd, batch);
+      case 'delete':
+        return this.del(cmd);
+      case 'flush':
+        return this.flush(cmd);
+    }
+  }
+
+  private rule(cmd: Extract<Command, { kind: 'rule' }>, batch: number): void {
+    const ee = cmd.body.evalError;
+    if (ee !== undefined) throw new LocatedError(ee.message, ee.span, ee.related);
+    // Userspace: every @set must exist (in the ruleset or earlier in this batch).
+    const t0 = this.table(cmd.family, cmd.table.name);
+    for (const ref of cmd.body.setRefs) {
+      if (t0?.sets.get(ref.name) === undefined) {
+        throw new LocatedError(ERRNO.ENOENT, { line: ref.span.line, col: ref.span.col - 1, endCol: ref.span.endCol });
+      }
+    }
+    this.checkSetTypes(cmd, t0);
+    const t = this.need(cmd.family, cmd.table);
+    const chain = t.chains.get(cmd.chain.name);
+    if (chain === undefined) throw new KernelError('ENOENT', cmd.chain.span);
+    for (const target of cmd.body.targets) {
+      if (!t.chains.has(target.name)) throw new KernelError('ENOENT', target.span);
+    }
+    const rule: Rule = { handle: t.nextHandle++, stmts: cmd.body.stmts, ...(cmd.body.comment !== undefined && { comment: cmd.body.comment }) };
+    const entry = { rule, batch, jumps: cmd.body.jumps };
+    const pos = cmd.position;
+    if (pos === undefined) {
+      if (cmd.op === 'insert') chain.rules.unshift(entry);
+      else chain.rules.push(entry);
+    } else if (pos.kind === 'handle') {
+      const i = chain.rules.findIndex((r) => r.rule.handle === pos.n);
+      if (i < 0) throw new KernelError('ENOENT', pos.span);
+      if (cmd.op === 'replace') chain.rules[i] = { rule: { ...rule, handle: pos.n }, batch };
+      else chain.rules.splice(cmd.op === 'insert' ? i : i + 1, 0, entry);
+    } else if (pos.kind === 'position') {
+      const i = chain.rules.findIndex((r) => r.rule.handle === pos.n);
+      if (i < 0) throw new KernelError('ENOENT', pos.span);
+      chain.rules.splice(cmd.op === 'insert' ? i : i + 1, 0, entry);
+    } else {
+      if (pos.n > chain.rules.length) throw new KernelError('ENOENT', pos.span);
+      chain.rules.splice(cmd.op === 'insert' ? pos.n : pos.n + 1, 0, entry);
+    }
+    t.ruleCmds.push({ batch, span: cmd.span });
+  }
+
+  /** Lookups in a named set or map must match its key type (and a vmap needs a verdict map). */
+  private checkSetTypes(cmd: Extract<Command, { kind: 'rule' }>, t: WTable | undefined): void {
+    if (t === undefined) return;
+    for (const s of cmd.body.stmts) {
+      if (s.kind === 'vmap' && s.lookup.map.kind === 'ref') {
+        const set = t.sets.get(s.lookup.map.name)?.set;
+        const ref = cmd.body.setRefs.find((r) => r.name === (s.lookup.map as { name: string }).name);
+        if (set !== undefined && ref !== undefined && (!set.isMap || set.dataType?.[0] !== 'verdict')) {
+          throw new LocatedError(`Expression is not a map`, { line: ref.span.line, col: ref.span.col - 1, endCol: ref.span.endCol });
+        }
+      }
+    }
+  }
+
+  private set(cmd: Extract<Command, { kind: 'set' }>, batch: number): void {
+    const t = this.table(cmd.family, cmd.table.name);
+    const d = cmd.decl;
+    if (d.keyType === undefined) throw new LocatedError('set definition does not specify key', cmd.name.span);
+    if (t !== undefined && d.elements !== undefined) this.typeAll(d.elements, { keyType: d.keyType, ...(d.dataType !== undefined && { dataType: d.dataType }) }, d.flags.includes('interval'), []);
+    const tt = this.need(cmd.family, cmd.table);
+    const existing = tt.sets.get(cmd.name.name);
+    if (existing !== undefined) {
+      if (cmd.op === 'create') throw new KernelError('EEXIST', cmd.name.span);
+      if (d.elements !== undefined) this.addElements(existing, d.elements, batch, false);
+      return;
+    }
+    const dynamicSize = d.flags.includes('dynamic') && d.size === undefined && d.keyTypeof !== undefined ? 65535 : d.size;
+    const set: NftSet = {
+      name: cmd.name.name,
+      handle: tt.nextHandle++,
+      isMap: d.isMap,
+      keyType: d.keyType,
+      ...(d.keyTypeof !== undefined && { keyTypeof: d.keyTypeof }),
+      ...(d.dataType !== undefined && { dataType: d.dataType }),
+      ...(d.dataTypeof !== undefined && { dataTypeof: d.dataTypeof }),
+      // A set timeout implies the timeout flag (the kernel sets it).
+      flags: d.timeoutMs !== undefined && !d.flags.includes('timeout') ? [...d.flags, 'timeout'] : d.flags,
+      ...(d.autoMerge === true && { autoMerge: true }),
+      ...(d.timeoutMs !== undefined && { timeoutMs: d.timeoutMs }),
+      ...(d.gcIntervalMs !== undefined && { gcIntervalMs: d.gcIntervalMs }),
+      ...(dynamicSize !== undefined && { size: dynamicSize }),
+      counter: d.counter,
+      ...(d.comment !== undefined && { comment: d.comment }),
+      ...(d.policy !== undefined && { policy: d.policy }),
+      elements: [],
+    };
+    const w: WSet = { set, elements: new Map() };
+    tt.sets.set(cmd.name.name, w);
+    if (d.elements !== undefined) this.addElements(w, d.elements, batch, false);
+  }
+
+  private typeAll(raws: readonly RawElement[], typing: Parameters<typeof typeElement>[0], interval: boolean, existing: readonly Element[]): Element[] {
+    const typed = raws.map((r) => {
+      const el = typeElement(typing, r);
+      if (!interval && el.key.some((k) => k.kind === 'range')) {
+        const kind = r.key.some((k) => k.kind === 'prefix') ? 'prefix' : 'range';
+        throw new LocatedError(`You must add 'flags interval' to your set declaration if you want to add ${kind} elements`, r.span);
+      }
+      return el;
+    });
+    if (interval) checkConflicts(existing, typed.map((el, i) => ({ el, span: (raws[i] as RawElement).span })));
+    return typed;
+  }
+
+  private addElements(w: WSet, raws: readonly RawElement[], batch: number, exclusive: boolean, spans?: readonly Span[]): void {
+    const s = w.set;
+    if (s.autoMerge === true && s.flags.includes('interval') && s.keyType.length === 1) {
+      const typedM = raws.map((r) => typeElement({ keyType: s.keyType }, r));
+      const merged = automerge([...[...w.elements.values()].map((e) => e.el), ...typedM], s.keyType[0] as DataType);
+      w.elements = new Map(merged.map((el) => [keyId(el.key), { el, batch }]));
+      return;
+    }
+    const typed = this.typeAll(raws, { keyType: s.keyType, ...(s.dataType !== undefined && { dataType: s.dataType }) }, s.flags.includes('interval'), s.flags.includes('interval') ? [...w.elements.values()].map((e) => e.el) : []);
+    typed.forEach((el, i) => {
+      const withCounter = s.counter && el.counter === undefined ? { ...el, counter: { packets: 0, bytes: 0 } } : el;
+      const id = keyId(el.key);
+      const at = w.elements.get(id);
+      if (at !== undefined) {
+        const raw = raws[i] as RawElement;
+        // The kernel refuses an existing key under `create`, and under `add` when the data differs.
+        if (exclusive || JSON.stringify(at.el.data) !== JSON.stringify(el.data)) throw new KernelError('EEXIST', spans?.[i] ?? raw.keySpan ?? raw.span);
+        return;
+      }
+      w.elements.set(id, { el: withCounter, batch });
+    });
+    w.set = { ...s };
+  }
+
+  private element(cmd: Extract<Command, { kind: 'element' }>, batch: number): void {
+    const t0 = this.table(cmd.family, cmd.table.name);
+    const w0 = t0?.sets.get(cmd.set.name);
+    if (w0 === undefined) throw new LocatedError(ERRNO.ENOENT, cmd.set.span);
+    const t = this.need(cmd.family, cmd.table);
+    const w = t.sets.get(cmd.set.name) as WSet;
+    if (cmd.op === 'add' || cmd.op === 'create') {
+      for (const r of cmd.elements) {
+        if (r.data?.kind === 'verdict' && r.data.chain !== undefined && !t.chains.has(r.data.chain.name)) throw new KernelError('ENOENT', r.data.chain.span);
+      }
+      this.addElements(w, cmd.elements, batch, cmd.op === 'create');
+      return;
+    }
+    const s = w.set;
+    for (const r of cmd.elements) {
+      const el = typeElement({ keyType: s.keyType }, { key: r.key, span: r.span });
+      const id = keyId(el.key);
+      if (!w.elements.has(id)) {
+        if (cmd.op === 'delete') throw new KernelError('ENOENT', r.span);
+        continue;
+      }
+      w.elements.delete(id);
+    }
+  }
+
+  private del(cmd: Extract<Command, { kind: 'delete' }>): void {
+    const destroy = cmd.op === 'destroy';
+    const t = this.table(cmd.family, cmd.table.name);
+    if (t === undefined) {
+      if (destroy) return;
+      throw new KernelError('ENOENT', cmd.table.span);
+    }
+    t.touched = true;
+    switch (cmd.what) {
+      case 'table':
+        this.tables.delete(key(cmd.family, cmd.table.name));
+        this.orig.delete(key(cmd.family, cmd.table.name));
+        this.order.splice(this.order.indexOf(key(cmd.family, cmd.table.name)), 1);
+        return;
+      case 'chain': {
+        const name = cmd.name as Named;
+        const c = t.chains.get(name.name);
+        if (c === undefined) {
+          if (destroy) return;
+          throw new KernelError('ENOENT', name.span);
+        }
+        if (c.rules.length > 0 || this.referenced(t, name.name)) throw new KernelError('EBUSY', name.span);
+        t.chains.delete(name.name);
+        return;
+      }
+      case 'set':
+      case 'map': {
+        const name = cmd.name as Named;
+        if (!t.sets.has(name.name)) {
+          if (destroy) return;
+          throw new KernelError('ENOENT', name.span);
+        }
+        const used = [...t.chains.values()].some((c) => c.rules.some((r) => JSON.stringify(r.rule.stmts).includes(`"name":${JSON.stringify(name.name)}`) || JSON.stringify(r.rule.stmts).includes(`"set":${JSON.stringify(name.name)}`)));
+        if (used) throw new KernelError('EBUSY', name.span);
+        t.sets.delete(name.name);
+        return;
+      }
+      case 'rule': {
+        const name = cmd.name as Named;
+        const c = t.chains.get(name.name);
+        if (c === undefined) {
+          if (destroy) return;
+          throw new KernelError('ENOENT', name.span);
+        }
+        const h = cmd.handle as { n: number; span: Span };
+        const i = c.rules.findIndex((r) => r.rule.handle === h.n);
+        if (i < 0) {
+          if (destroy) return;
+          throw new KernelError('ENOENT', h.span);
+        }
+        c.rules.splice(i, 1);
+        return;
+      }
+    }
+  }
+
+  private referenced(t: WTable, chain: string): boolean {
+    for (const c of t.chains.values()) for (const r of c.rules) if (successors(r.rule, t).some((s) => s.chain === chain)) return true;
+    for (const s of t.sets.values()) {
+      for (const { el } of s.elements.values()) {
+        const v = el.data?.[0];
+        if (v?.type === 'verdict' && (v.v.kind === 'jump' || v.v.kind === 'goto') && v.v.chain === chain) return true;
+      }
+    }
+    return false;
+  }
+
+  private flush(cmd: Extract<Command, { kind: 'flush' }>): void {
+    if (cmd.what === 'ruleset') {
+      for (const k of [...this.order]) {
+        this.tables.delete(k);
+        this.orig.delete(k);
+      }
+      this.order.length = 0;
+      return;
+    }
+    const t = this.need(cmd.family, cmd.table);
+    if (cmd.what === 'table') {
+      for (const c of t.chains.values()) c.rules = [];
+      return;
+    }
+    if (cmd.what === 'chain') {
+      const c = t.chains.get(cmd.name.name);
+      if (c === undefined) throw new KernelError('ENOENT', cmd.name.span);
+      c.rules = [];
+      return;
+    }
+    const s = t.sets.get(cmd.name.name);
+    if (s === undefined) throw new KernelError('ENOENT', cmd.name.span);
+    s.elements = new Map();
+  }
+}
+
+export { automerge };
