@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { World, agentsStayLive, builtinInvariants, noDuplicateRulesAnywhere, ownedChainsStayProgrammed, publishedMappingsServed, reachableChains, staleDnatAnywhere, type Action, type Controller, type ControllerContext, type RunOutcome } from '../src/index.ts';
 import { freshRuleset, parseSave } from '@netsim/netfilter';
-import { portmap, TOY_CHAIN } from './fixtures/portmap.ts';
+import { portmap } from './fixtures/portmap.ts';
 
 const pod = (name: string, port = 8080): Action => ({ kind: 'pod.create', pod: { name, node: 'node-1', labels: { app: 'web' }, ports: [{ port, protocol: 'TCP' }] } });
 

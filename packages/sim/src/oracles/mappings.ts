@@ -66,11 +66,10 @@ export function publishedMappingsServed(opts: { readonly settleMs?: number } = {
           // Eligibility, where declared.
           for (const a of agents) {
             for (const d of a.declares?.annotations ?? []) {
-              const eligible = d.eligible;
-              if (eligible === undefined) continue;
+              if (d.eligible === undefined) continue;
               for (const p of view.pods()) {
                 if (p.spec.nodeName !== node.name || !isPodLive(p)) continue;
-                const want = eligible(p, services);
+                const want = d.eligible(p, services);
                 const pub = (f.publications.get(node.name) ?? []).find((x) => x.pod === p && x.key === d.key);
                 const have = pub?.mappings ?? [];
                 count.n++;
