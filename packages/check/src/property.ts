@@ -45,7 +45,7 @@ export function controllerProperty(opts: ControllerPropertyOptions): SimulationP
         trace,
         world,
       });
-      return { outcome: r.outcome, events: r.events };
+      return { outcome: r.outcome, events: r.events, coverage: r.world.coverage() };
     },
   };
 }

@@ -16,6 +16,8 @@ export interface SimReport {
   readonly outcome: RunOutcome;
   /** The trace (empty when the run was asked not to trace). */
   readonly events: readonly TraceEvent[];
+  /** What each counting invariant examined in the run, by name (see `World.coverage`). */
+  readonly coverage?: { readonly [invariant: string]: number };
 }
 
 /**

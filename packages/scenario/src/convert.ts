@@ -267,6 +267,10 @@ function invariant(i: RawInvariant): InvariantSpec {
       return { kind: i.kind, ...opt('table', i.table), ...(i.chains !== undefined ? { chains: [...i.chains] } : {}), ...(i.settle !== undefined ? { settleMs: ms(i.settle) } : {}) };
     case 'probes-succeed':
       return { kind: i.kind, ...(i.settle !== undefined ? { settleMs: ms(i.settle) } : {}) };
+    case 'builtin':
+      return { kind: i.kind, check: i.check, ...(i.settle !== undefined ? { settleMs: ms(i.settle) } : {}) };
+    case 'custom':
+      return { kind: i.kind, name: i.name };
   }
 }
 
@@ -283,6 +287,10 @@ function rawInvariant(i: InvariantSpec): RawInvariant {
       return { kind: i.kind, ...opt('table', i.table), ...(i.chains !== undefined ? { chains: [...i.chains] } : {}), ...settle };
     case 'probes-succeed':
       return { kind: i.kind, ...settle };
+    case 'builtin':
+      return { kind: i.kind, check: i.check, ...settle };
+    case 'custom':
+      return { kind: i.kind, name: i.name };
   }
 }
 

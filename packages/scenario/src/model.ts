@@ -11,7 +11,14 @@ export type InvariantSpec =
   | { readonly kind: 'chain-never-empty'; readonly chain: string; readonly table?: TableName; readonly requiredTarget?: TargetKindName; readonly name?: string }
   | { readonly kind: 'annotations-agree'; readonly annotation: string; readonly chain: string; readonly table?: TableName; readonly settleMs?: number }
   | { readonly kind: 'no-duplicate-rules'; readonly table?: TableName; readonly chains?: readonly string[]; readonly settleMs?: number }
-  | { readonly kind: 'probes-succeed'; readonly settleMs?: number };
+  | { readonly kind: 'probes-succeed'; readonly settleMs?: number }
+  /** A built-in, controller-agnostic check, defined from the world and the controllers' declarations. */
+  | { readonly kind: 'builtin'; readonly check: BuiltinCheck; readonly settleMs?: number }
+  /** An invariant a `--controllers` module registers by name (its `invariants` export). */
+  | { readonly kind: 'custom'; readonly name: string };
+
+/** The built-in checks by their file names. */
+export type BuiltinCheck = 'stale-dnat' | 'duplicate-rules' | 'owned-chains' | 'mappings-served' | 'agents-live';
 
 /** Rule targets a chain may be required to hold (`requiredTarget`). */
 export type TargetKindName = 'ACCEPT' | 'DROP' | 'RETURN' | 'REJECT' | 'DNAT' | 'SNAT' | 'MASQUERADE' | 'MARK' | 'CONNMARK' | 'LOG' | 'NFLOG' | 'NOTRACK' | 'CT' | 'TRACE';

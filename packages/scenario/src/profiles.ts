@@ -5,7 +5,7 @@
  */
 import { POD_CHURN, RESTARTS, WATCH_FAULTS, controllerProperty, scenarioArbitrary, type ScenarioArbitraryOptions, type SimulationProperty } from '@netsim/check';
 import type { ControllerRegistry, JsonObject, PodSpec, PortSpec, SimScenario } from '@netsim/sim';
-import { buildInvariant } from './invariants.ts';
+import { BUILTIN_SPECS, buildInvariant, type InvariantRegistry } from './invariants.ts';
 import type { InvariantSpec } from './model.ts';
 
 /** What to generate and check for one controller family. */
@@ -15,6 +15,15 @@ export interface FuzzProfile {
   /** Adjusts each generated scenario (applied inside the arbitrary, so shrinking keeps it). */
   readonly adjust?: (s: SimScenario) => SimScenario;
   readonly invariants: readonly InvariantSpec[];
+  /** Check the built-in, controller-agnostic invariants too (default true). */
+  readonly builtins?: boolean;
+}
+
+/** The invariants a campaign with this profile checks: the profile's own, then the built-in ones (unless turned off). */
+export function fuzzInvariants(profile: FuzzProfile): InvariantSpec[] {
+  const own = [...profile.invariants];
+  if (profile.builtins === false) return own;
+  return [...own, ...BUILTIN_SPECS.filter((b) => !own.some((o) => o.kind === 'builtin' && b.kind === 'builtin' && o.check === b.check))];
 }
 
 const NPL_PORTS: readonly PortSpec[] = [8080, 8081, 8082].map((port) => ({ port, protocol: 'TCP' as const }));
@@ -111,6 +120,10 @@ export function fuzzProfileFor(controller: string, profiles: { readonly [key: st
 export interface FuzzPropertyOptions {
   /** Controllers deployed beside the one under test on every node; the generated restarts hit them too. */
   readonly alongside?: readonly { readonly name: string; readonly options?: JsonObject }[];
+  /** Users' invariants by name, for the profile's `kind: custom` entries. */
+  readonly invariants?: InvariantRegistry;
+  /** Check the built-in, controller-agnostic invariants beside the profile's (see {@link fuzzInvariants}); `netsim fuzz` does. Default false. */
+  readonly builtins?: boolean;
 }
 
 /**
@@ -136,10 +149,11 @@ export function fuzzProperty(controller: string, profile: FuzzProfile, controlle
     controller: { name: controller },
     ...(alongside.length > 0 ? { alongside, timeline: { ...profile.scenarios.timeline, agents } } : {}),
   });
+  const specs = opts.builtins === true ? fuzzInvariants(profile) : [...profile.invariants];
   return controllerProperty({
-    name: `${controller}${alongside.map((c) => ` beside ${c.name}`).join('')} keeps ${profile.invariants.length === 1 ? 'its invariant' : 'its invariants'}`,
+    name: `${controller}${alongside.map((c) => ` beside ${c.name}`).join('')} keeps ${specs.length === 1 ? 'its invariant' : 'its invariants'}`,
     scenarios: scenarios.map(profile.adjust ?? ((x) => x)),
     controllers,
-    invariants: profile.invariants.map(buildInvariant),
+    invariants: specs.map((s) => buildInvariant(s, opts.invariants ?? {})),
   });
 }

@@ -4,7 +4,7 @@
  */
 import { runScenario, story, type ControllerRegistry, type RendererTable, type RunOutcome, type RunScenarioOptions, type TraceEvent } from '@netsim/sim';
 import { formatDuration } from './duration.ts';
-import { buildInvariant } from './invariants.ts';
+import { buildInvariant, type InvariantRegistry } from './invariants.ts';
 import type { Expectation, ScenarioFile } from './model.ts';
 
 export interface ReplayOptions {
@@ -18,6 +18,8 @@ export interface ReplayOptions {
   readonly world?: RunScenarioOptions['world'];
   /** Renderers for custom trace events in the story. */
   readonly renderers?: RendererTable;
+  /** Users' invariants by name, for the file's `kind: custom` entries (a `--controllers` module's `invariants` export). */
+  readonly invariants?: InvariantRegistry;
 }
 
 export interface ReplayResult {
@@ -117,7 +119,7 @@ export async function replay(file: ScenarioFile, opts: ReplayOptions): Promise<R
   const scenario = opts.seed === undefined ? file.scenario : { ...file.scenario, seed: opts.seed };
   const report = await runScenario(scenario, {
     controllers: opts.controllers,
-    invariants: file.invariants.map(buildInvariant),
+    invariants: file.invariants.map((s) => buildInvariant(s, opts.invariants ?? {})),
     trace: opts.trace ?? true,
     ...(opts.world !== undefined ? { world: opts.world } : {}),
   });

@@ -190,6 +190,9 @@ const Probe = v.variant(
 /** Rule target kinds of `@netsim/netfilter` a chain may be required to hold. */
 const TARGETS = ['ACCEPT', 'DROP', 'RETURN', 'REJECT', 'DNAT', 'SNAT', 'MASQUERADE', 'MARK', 'CONNMARK', 'LOG', 'NFLOG', 'NOTRACK', 'CT', 'TRACE'] as const;
 
+/** The built-in, controller-agnostic checks (see `@netsim/sim`'s `builtinInvariants`). */
+export const BUILTIN_CHECKS = ['stale-dnat', 'duplicate-rules', 'owned-chains', 'mappings-served', 'agents-live'] as const;
+
 const Invariant = v.variant(
   'kind',
   [
@@ -198,6 +201,8 @@ const Invariant = v.variant(
     obj({ kind: v.literal('annotations-agree'), annotation: str('an annotation key'), chain: str('a chain name'), table: v.optional(tableName()), settle: v.optional(duration()) }),
     obj({ kind: v.literal('no-duplicate-rules'), table: v.optional(tableName()), chains: v.optional(v.array(str('a chain name'), 'expected a list of chain names')), settle: v.optional(duration()) }),
     obj({ kind: v.literal('probes-succeed'), settle: v.optional(duration()) }),
+    obj({ kind: v.literal('builtin'), check: v.picklist(BUILTIN_CHECKS, `expected a built-in check: ${BUILTIN_CHECKS.join(', ')}`), settle: v.optional(duration()) }),
+    obj({ kind: v.literal('custom'), name: str('the name a --controllers module registers the invariant under (its "invariants" export)') }),
   ],
   oneOf,
 );

@@ -152,7 +152,7 @@ describe('scenarioFromCounterexample', () => {
         settleMs: 2000,
       }),
       controllers: toyControllers,
-      invariants: invariants.map(buildInvariant),
+      invariants: invariants.map((s) => buildInvariant(s)),
     });
     const failure = await checkProperty(prop, { seed: 8, numRuns: 100 });
     if (failure.ok) throw new Error('expected the faulty toy to break "no stale DNAT"');

@@ -11,6 +11,7 @@
  *   its pending world calls are dropped.
  * - restart: a fresh incarnation after a delay, as kubelet or the DaemonSet controller would.
  */
+import type { Pod, Service } from '@netsim/kube';
 import { SimError } from './errors.ts';
 import type { Engine, Task } from './engine.ts';
 import type { JsonObject } from './json.ts';
@@ -128,7 +129,26 @@ export interface PublishedAnnotation {
   readonly key: string;
   /** Reads the annotation's value; `undefined` when it cannot be read (itself a finding). */
   parse(value: string): readonly PublishedMapping[] | undefined;
+  /**
+   * The mappings a live Pod must get, given every Service (empty: the Pod is not eligible). With
+   * it, liveness requires every eligible Pod to publish them once the cluster is calm, and a
+   * controller that publishes nothing fails.
+   */
+  eligible?(pod: Pod, services: readonly Service[]): readonly EligiblePort[];
 }
+
+/** A Pod port a controller must publish a mapping for. */
+export interface EligiblePort {
+  readonly podPort: number;
+  readonly protocol: 'TCP' | 'UDP';
+}
+
+/** What a controller does to the data plane, so the datapath probes that test it apply. */
+export type DatapathRole =
+  /** Masquerades Pod egress that leaves the cluster CIDR (and only that): the Pod egress probes. */
+  | 'pod-egress-masquerade'
+  /** Implements Services (ClusterIP, NodePort with both traffic policies): the Service probes. */
+  | 'service-proxy';
 
 /** A controller's declaration (see {@link Controller.declares}). */
 export interface ControllerDeclaration {
@@ -136,6 +156,13 @@ export interface ControllerDeclaration {
   readonly annotations?: readonly PublishedAnnotation[];
   /** The longest delay between two retries of a failed sync (ms); bounds liveness checks. */
   readonly maxBackoffMs?: number;
+  /**
+   * The delay before the first retry of a failed sync (ms), doubling up to {@link maxBackoffMs}:
+   * how long an injected iptables failure is forgiven. Default: {@link maxBackoffMs}.
+   */
+  readonly firstBackoffMs?: number;
+  /** What the controller does to the data plane (which datapath probes apply). */
+  readonly provides?: readonly DatapathRole[];
 }
 
 export type AgentState = 'down' | 'running' | 'terminating';

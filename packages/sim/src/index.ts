@@ -32,7 +32,9 @@ export {
   type Controller,
   type ControllerDeclaration,
   type ControllerInstance,
+  type DatapathRole,
   type DeclaredTable,
+  type EligiblePort,
   type OwnedChain,
   type PublishedAnnotation,
   type PublishedMapping,
@@ -85,7 +87,8 @@ export {
   type NoStaleDnatOptions,
   type Problem,
 } from './invariants.ts';
-export { describeDnat, dnatRules, isPodLive, podKey, ruleIdentity, type DnatRule, type IpOwner, type NodeInfo, type ProbeRecord, type WorldView } from './view.ts';
+export { DisruptionTracker, EVERY_NODE, type Disruption, type DisruptionScope } from './disruption.ts';
+export { describeDnat, dnatRules, isPodLive, podKey, ruleIdentity, type DnatRule, type AgentView, type IpOwner, type NodeInfo, type ProbeRecord, type WorldView } from './view.ts';
 export {
   SIM_SCENARIO_FORMAT,
   isHostAction,
@@ -124,3 +127,20 @@ export { World, hostCommandOf, type KubeletTimings, type WorldOptions } from './
 export { BUILTIN_HOSTS, OVERLAY_DEVICE, formatScenarioPath } from './datapath.ts';
 export { checkScenarioNetwork, runScenario, type ControllerRegistry, type RunScenarioOptions, type ScenarioReport } from './run.ts';
 export { netfilterBackend, type NetfilterBackend } from './netfilterBackend.ts';
+export {
+  AGENTS_LIVE,
+  BUILTIN_INVARIANT_NAMES,
+  MAPPINGS_SERVED,
+  NO_DUPLICATE_RULES,
+  NO_STALE_DNAT,
+  OWNED_CHAINS,
+  agentsStayLive,
+  builtinInvariants,
+  isCounting,
+  noDuplicateRulesAnywhere,
+  ownedChainsStayProgrammed,
+  publishedMappingsServed,
+  reachableChains,
+  staleDnatAnywhere,
+  type CountingInvariant,
+} from './oracles/index.ts';

@@ -42,6 +42,8 @@ export function instantiate(src: InvariantSource): Invariant {
 /** One thing wrong now; `key` identifies it across steps (the same stale rule keeps its key). */
 export interface Problem {
   readonly key: string;
+  /** The node it is on: only a disruption of that node (or of every node) excuses it. Absent: any disruption does. */
+  readonly node?: string;
   readonly message: string;
   readonly state?: JsonValue;
 }
@@ -108,8 +110,9 @@ export function settled(
         // A problem counts from when it appeared, or from the last disruption if later: a
         // controller is not blamed while a fault keeps it blind, only after it has had the
         // settle time to converge.
-        const calm = view.lastDisruptionMs;
+        const anywhere = view.lastDisruptionMs;
         for (const p of current) {
+          const calm = p.node === undefined ? anywhere : view.calmSince(p.node);
           seen?.add(p.key);
           let s = since.get(p.key);
           if (s === undefined) {
@@ -212,6 +215,7 @@ export function noStaleDnat(opts: NoStaleDnatOptions): () => Invariant {
                 if (d.toPort === undefined || pod.spec.containers.some((c) => c.ports.some((p) => p.containerPort === d.toPort && p.protocol === proto))) continue;
                 out.push({
                   key: staleKey(node.name, chain, d),
+                  node: node.name,
                   message: `DNAT ${describeDnat(d)} in ${chain} on ${node.name} is stale: ${podKey(pod)} has ${ip} but declares no ${proto} port ${d.toPort}`,
                   state: { node: node.name, chain, rule: describeDnat(d), pod: podKey(pod) },
                 });
@@ -230,6 +234,7 @@ export function noStaleDnat(opts: NoStaleDnatOptions): () => Invariant {
               }
               out.push({
                 key: staleKey(node.name, chain, d),
+                  node: node.name,
                 message: `DNAT ${describeDnat(d)} in ${chain} on ${node.name} is stale: ${why}`,
                 state: { node: node.name, chain, index: d.index, rule: describeDnat(d), ...(owner !== undefined ? { formerOwner: owner.pod, formerUid: owner.uid } : {}) },
               });
@@ -342,7 +347,7 @@ export function noDuplicateRules(opts: NoDuplicateRulesOptions = {}): () => Inva
               const id = idOf(r);
               const first = seen.get(id);
               if (first === undefined) seen.set(id, i + 1);
-              else problems.push({ key: `${node.name}|${name}|${id}`, message: `${name} on ${node.name} holds the same rule at positions ${first} and ${i + 1}`, state: { node: node.name, chain: name, positions: [first, i + 1] } });
+              else problems.push({ key: `${node.name}|${name}|${id}`, node: node.name, message: `${name} on ${node.name} holds the same rule at positions ${first} and ${i + 1}`, state: { node: node.name, chain: name, positions: [first, i + 1] } });
             });
             lastByChain.set(where, { rules: chain.rules, problems });
             for (const p of problems) out.push(p);
@@ -422,7 +427,7 @@ export function annotationsAgreeWithRules(opts: AnnotationsAgreeOptions): () => 
             if (text === undefined) continue;
             const maps = parse(text);
             if (typeof maps === 'string') {
-              out.push({ key: `${podKey(pod)}|malformed`, message: `${podKey(pod)}'s ${opts.annotation} annotation ${maps}`, state: { pod: podKey(pod), annotation: text } });
+              out.push({ key: `${podKey(pod)}|malformed`, node: node.name, message: `${podKey(pod)}'s ${opts.annotation} annotation ${maps}`, state: { pod: podKey(pod), annotation: text } });
               continue;
             }
             for (const m of maps) {
@@ -434,6 +439,7 @@ export function annotationsAgreeWithRules(opts: AnnotationsAgreeOptions): () => 
               }
               out.push({
                 key: `${node.name}|${podKey(pod)}|${m.nodePort}`,
+                node: node.name,
                 message: `${podKey(pod)} publishes node port ${m.nodePort} → ${pod.status.podIP ?? '?'}:${m.podPort}/${m.protocol} but ${opts.chain} on ${node.name} has no such DNAT rule`,
                 state: { node: node.name, pod: podKey(pod), mapping: { ...m }, rules: rules.map(describeDnat) },
               });
@@ -441,7 +447,7 @@ export function annotationsAgreeWithRules(opts: AnnotationsAgreeOptions): () => 
           }
           for (const d of rules) {
             if (claimed.has(d.index)) continue;
-            out.push({ key: `${node.name}|unclaimed|${d.dport ?? '*'}|${d.toIp ?? '?'}:${d.toPort ?? '*'}`, message: `DNAT ${describeDnat(d)} in ${opts.chain} on ${node.name} is published by no Pod annotation`, state: { node: node.name, rule: describeDnat(d) } });
+            out.push({ node: node.name, key: `${node.name}|unclaimed|${d.dport ?? '*'}|${d.toIp ?? '?'}:${d.toPort ?? '*'}`, message: `DNAT ${describeDnat(d)} in ${opts.chain} on ${node.name} is published by no Pod annotation`, state: { node: node.name, rule: describeDnat(d) } });
           }
         }
         return out;
@@ -464,9 +470,10 @@ export function probesSucceed(opts: { readonly settleMs?: number } = {}): Invari
       const settleMs = opts.settleMs ?? view.settleMs;
       for (const p of view.probes()) {
         if (p.ok) continue;
-        if (p.atMs - view.lastDisruptionMs <= settleMs && view.lastDisruptionMs >= 0) continue;
+        const calm = p.node === undefined ? view.lastDisruptionMs : view.calmSince(p.node);
+        if (p.atMs - calm <= settleMs && calm >= 0) continue;
         return {
-          message: `probe ${p.id} failed at t=${p.atMs}ms: ${p.outcome}${p.detail !== '' ? ` (${p.detail})` : ''}, ${view.lastDisruptionMs < 0 ? 'with no disruption at all' : `${p.atMs - view.lastDisruptionMs}ms after the last disruption (settle time ${settleMs}ms)`}`,
+          message: `probe ${p.id} failed at t=${p.atMs}ms: ${p.outcome}${p.detail !== '' ? ` (${p.detail})` : ''}, ${calm < 0 ? 'with no disruption at all' : `${p.atMs - calm}ms after the last disruption (settle time ${settleMs}ms)`}`,
           state: { probe: p.id, outcome: p.outcome, detail: p.detail },
         };
       }

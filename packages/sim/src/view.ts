@@ -5,7 +5,7 @@
  */
 import { formatIpv4, type Rule, type Ruleset, type TableName } from '@netsim/netfilter';
 import type { Pod, Service } from '@netsim/kube';
-import type { AgentState } from './agent.ts';
+import type { AgentState, ControllerDeclaration } from './agent.ts';
 
 /** A node as the world built it. */
 export interface NodeInfo {
@@ -26,6 +26,8 @@ export interface ProbeRecord {
   readonly outcome: string;
   readonly detail: string;
   readonly atMs: number;
+  /** The node whose agents the result depends on (absent: any node's). */
+  readonly node?: string;
 }
 
 /** Who had an IP last: how a message can say "10.244.1.5 was web-0". */
@@ -33,6 +35,20 @@ export interface IpOwner {
   readonly pod: string;
   readonly uid: string;
   readonly node: string;
+  /** When that Pod got the IP. */
+  readonly sinceMs?: number;
+}
+
+/** One agent as checkers see it: its lifecycle and what its controller declares. */
+export interface AgentView {
+  /** `node/controller`. */
+  readonly name: string;
+  readonly node: string;
+  readonly state: AgentState;
+  readonly incarnation: number;
+  readonly declares?: ControllerDeclaration;
+  /** Times its process failed on its own (a controller error under the crash policy), not by an injected fault. */
+  readonly ownFailuresMs: readonly number[];
 }
 
 /** A read-only view of the world after a step. */
@@ -51,8 +67,21 @@ export interface WorldView {
   probes(): readonly ProbeRecord[];
   /** The run's default settle time: how long transient disagreement is tolerated after a disruption. */
   readonly settleMs: number;
-  /** When the last disruption (Kubernetes change, fault, restart) happened; -1 if none yet. */
+  /**
+   * When the cluster was last disturbed anywhere (Kubernetes change, fault, injected restart); the
+   * current time while a disruption is in progress; -1 if none yet. Reading it changes nothing.
+   */
   readonly lastDisruptionMs: number;
+  /**
+   * Since when `node` has been calm: the end of the latest disruption of that node or of every
+   * node (the current time while one is in progress), -1 if none. A process restarting after its
+   * own failure is no disruption. Reading it changes nothing.
+   */
+  calmSince(node: string): number;
+  /** Every agent on `node`, the controller under test's first (absent in hand-made views: none). */
+  agents?(node: string): readonly AgentView[];
+  /** How many times `node` rebooted (its kernel state lost); absent: never. */
+  boots?(node: string): number;
   /** The last Pod that had `ip` (now or before), if any. */
   ipOwner(ip: string): IpOwner | undefined;
   /** Ask for invariants to be checked again at `atMs` (when a settle time ends), even if nothing else happens then. */

@@ -27,16 +27,18 @@ import { freshRuleset, type Ruleset } from '@netsim/netfilter';
 import { Agent, type AgentOptions, type AgentState, type Controller } from './agent.ts';
 import { buildControllerContext, createConntrackHandle, type ControllerContext } from './context.ts';
 import { Engine, type Bounds, type RunOutcome, type ScheduleOptions, type Task, type Finding } from './engine.ts';
+import { DisruptionTracker, EVERY_NODE } from './disruption.ts';
 import { SimError } from './errors.ts';
 import { SeededIds } from './ids.ts';
-import { instantiate, type InvariantSource } from './invariants.ts';
+import { instantiate, type Invariant, type InvariantSource } from './invariants.ts';
+import { isCounting } from './oracles/counting.ts';
 import { createIptablesHandle, noIptablesFaults, type IptablesBackend, type IptablesFaultState, type IptablesHandleOptions, type RulesetStore } from './iptables.ts';
 import { BUILTIN_HOSTS, ClusterDatapath, EXTERNAL_IP, EXTERNAL_PORT, type ProbeOutcome } from './datapath.ts';
 import type { JsonObject } from './json.ts';
 import { netfilterBackend } from './netfilterBackend.ts';
 import { isHostAction, type Action, type ClusterSpec, type HostAction, type PodSpec, type ProbeSpec, type ServiceSpec } from './scenario.ts';
 import { TRACE_FORMAT_VERSION, type TraceEvent } from './trace.ts';
-import { isPodLive, type IpOwner, type NodeInfo, type ProbeRecord, type WorldView } from './view.ts';
+import { isPodLive, type AgentView, type IpOwner, type NodeInfo, type ProbeRecord, type WorldView } from './view.ts';
 
 /** Timings of the kubelets (see `@netsim/kube`'s `Kubelet`). */
 export interface KubeletTimings {
@@ -95,6 +97,8 @@ interface NodeState {
   readonly informers: Set<Informer<Kind>>;
   /** The node's agents: the controller under test's first, then those running alongside it. */
   readonly agents: Agent<ControllerContext>[];
+  /** Reboots so far (each loses the node's kernel state). */
+  boots: number;
 }
 
 const DEFAULT_NAMESPACE = 'default';
@@ -105,6 +109,13 @@ function namespaceOr(n: string | undefined): string {
 
 /** The kube trace events the world acts on (sandboxes for the data plane, relists and backoffs as disruptions). */
 const WORLD_KUBE_EVENTS: readonly KubeTraceType[] = ['kube.kubelet', 'kube.ipam', 'kube.reflector.list', 'kube.reflector.backoff'];
+
+/** The node of an informer named `node/controller/kind`, or every node for another name. */
+function informerNode(name: unknown): string {
+  const s = typeof name === 'string' ? name : '';
+  const i = s.indexOf('/');
+  return i > 0 ? s.slice(0, i) : EVERY_NODE;
+}
 
 function podInput(p: PodSpec): PodInput {
   return {
@@ -163,7 +174,9 @@ function specOfPod(p: Pod): PodSpec {
 }
 
 /** Where a {@link LiveView} reads the world. */
-interface ViewSource extends Omit<WorldView, 'nowMs' | 'lastDisruptionMs' | 'nodes' | 'settleMs'> {
+interface ViewSource extends Omit<WorldView, 'nowMs' | 'lastDisruptionMs' | 'nodes' | 'settleMs' | 'agents' | 'boots'> {
+  agents(node: string): readonly AgentView[];
+  boots(node: string): number;
   nowMs(): number;
   lastDisruptionMs(): number;
 }
@@ -192,6 +205,10 @@ class LiveView implements WorldView {
     return this.#src.lastDisruptionMs();
   }
 
+  calmSince(node: string): number {
+    return this.#src.calmSince(node);
+  }
+
   ruleset(node: string): Ruleset {
     return this.#src.ruleset(node);
   }
@@ -214,6 +231,14 @@ class LiveView implements WorldView {
 
   ipOwner(ip: string): IpOwner | undefined {
     return this.#src.ipOwner(ip);
+  }
+
+  agents(node: string): readonly AgentView[] {
+    return this.#src.agents(node);
+  }
+
+  boots(node: string): number {
+    return this.#src.boots(node);
   }
 
   recheckAt(atMs: number): void {
@@ -242,10 +267,14 @@ export class World {
   /** The targets each probe reported last round. */
   readonly #probeTargets = new Map<ProbeSpec, ReadonlySet<string>>();
   readonly #kubelets: Kubelet[] = [];
-  #lastDisruptionMs = -1;
+  readonly #invariants: Invariant[] = [];
+  /** Who was disturbed when: what settle-based invariants forgive (see {@link DisruptionTracker}). */
+  readonly disruptions = new DisruptionTracker();
+  /** Agents whose process an injected fault ended: their next start is a disruption (a start after their own failure is not). */
+  readonly #injectedDown = new Map<Agent<ControllerContext>, number>();
+  /** When each agent's process failed on its own (controller errors under the crash policy). */
+  readonly #ownFailures = new Map<Agent<ControllerContext>, number[]>();
   #datapath: ClusterDatapath | undefined;
-  /** Ends of disruptions still in the future (a lock held until, a watch delay until). */
-  #disruptionEnds: number[] = [];
   #started = false;
 
   constructor(opts: WorldOptions) {
@@ -259,6 +288,9 @@ export class World {
         if (controllerErrors === 'finding') return 'stop';
         const agent = this.#agentOfOwner(task.owner);
         if (agent === undefined) return 'stop';
+        const failures = this.#ownFailures.get(agent) ?? [];
+        failures.push(engine.now());
+        this.#ownFailures.set(agent, failures);
         agent.fail(`${finding.kind}: ${finding.message}`);
         return 'continue';
       },
@@ -273,9 +305,10 @@ export class World {
       if (this.#datapath !== undefined) this.#followSandboxes(e);
       // A relist is when a controller that was blind (a watch gap, a reset) learns the truth: the
       // settle time of eventual invariants counts from there.
-      if (e.type === 'kube.reflector.list' && Number(e.fields['list']) > 1) this.#disrupted();
+      // Informers are named `node/controller/kind`: the relist disturbs that node only.
+      if (e.type === 'kube.reflector.list' && Number(e.fields['list']) > 1) this.#disrupted(informerNode(e.fields['informer']), 'relist');
       // A broken watch waiting out its backoff leaves the controller blind until the relist.
-      if (e.type === 'kube.reflector.backoff') this.#disruptedUntil(e.at + Number(e.fields['delayMs']));
+      if (e.type === 'kube.reflector.backoff') this.#disruptedUntil(informerNode(e.fields['informer']), e.at + Number(e.fields['delayMs']), 'watch backoff');
       engine.trace.record(engine.step, e.at, e.type, e.fields);
     };
     // With the trace off the world needs only the events it acts on: kube skips building the rest.
@@ -293,7 +326,10 @@ export class World {
       if (c.kind !== 'Pod') return;
       const p = c.object as Pod;
       const ip = p.status.podIP;
-      if (ip !== undefined && ip !== '') this.#owners.set(ip, { pod: `${p.metadata.namespace}/${p.metadata.name}`, uid: p.metadata.uid, node: p.spec.nodeName ?? '' });
+      if (ip !== undefined && ip !== '') {
+        const before = this.#owners.get(ip);
+        if (before?.uid !== p.metadata.uid) this.#owners.set(ip, { pod: `${p.metadata.namespace}/${p.metadata.name}`, uid: p.metadata.uid, node: p.spec.nodeName ?? '', sinceMs: engine.now() });
+      }
     });
 
     const backend = opts.iptablesBackend ?? netfilterBackend();
@@ -305,7 +341,7 @@ export class World {
       const node = api.create('Node', { metadata: { name: n.name }, status: { addresses: [{ type: 'InternalIP', address: ip }] } });
       const podCidr = node.spec.podCIDR ?? '';
       let cell = initial;
-      this.#nodes.set(n.name, { info: { name: n.name, ip, podCidr }, rules: { get() { return cell; }, set(r) { cell = r; } }, faults: noIptablesFaults(), informers: new Set(), agents: [] });
+      this.#nodes.set(n.name, { info: { name: n.name, ip, podCidr }, rules: { get() { return cell; }, set(r) { cell = r; } }, faults: noIptablesFaults(), informers: new Set(), agents: [], boots: 0 });
       const ipamPolicy = opts.kubelet?.ipamPolicy ?? opts.cluster.ipamPolicy;
       const kubelet = new Kubelet(api, { nodeName: n.name, ...(opts.kubelet ?? {}), ...(ipamPolicy !== undefined ? { ipamPolicy } : {}), trace: kubeTrace });
       kubelet.start();
@@ -345,8 +381,16 @@ export class World {
         node,
         controller,
         (base, proc) => {
-          // Every (re)start is a disruption: the new process starts blind and needs the settle time.
-          this.#disrupted();
+          // The first start, and a start after an injected crash or restart, is a disruption: the
+          // new process starts blind and needs the settle time. A restart after the process's own
+          // failure is not: a crash-looping controller is blamed for what it leaves behind.
+          const agentNow = st.agents.find((a) => a.name === base.agent);
+          const window = agentNow === undefined ? undefined : this.#injectedDown.get(agentNow);
+          if (agentNow !== undefined && window !== undefined) {
+            this.#injectedDown.delete(agentNow);
+            this.disruptions.endEarly(window, engine.now());
+          }
+          if (base.incarnation === 1 || window !== undefined) this.#disrupted(node, `start ${base.agent}`);
           const iptables = createIptablesHandle({
             engine,
             node,
@@ -394,8 +438,11 @@ export class World {
     const owners = this.#owners;
     const probeResults = this.#probeResults;
     this.view = new LiveView(nodes, this.settleMs, World.#viewSource(this, owners, probeResults));
+    const disruptions = this.disruptions;
+    engine.onAfterStep(() => disruptions.advance(engine.now()));
     for (const src of opts.invariants ?? []) {
       const inv = instantiate(src);
+      this.#invariants.push(inv);
       engine.addInvariant(inv.name, () => inv.check(this.view));
     }
     const probes = opts.probes ?? [];
@@ -416,7 +463,10 @@ export class World {
         return engine.now();
       },
       lastDisruptionMs() {
-        return w.#currentLastDisruption();
+        return w.disruptions.calmSinceAnywhere(engine.now());
+      },
+      calmSince(node) {
+        return w.disruptions.calmSince(node, engine.now());
       },
       ruleset(node) {
         return w.#node(node).rules.get();
@@ -430,6 +480,12 @@ export class World {
       agentState(node) {
         return w.#node(node).agents[0]?.state ?? 'down';
       },
+      agents(node) {
+        return w.#node(node).agents.map((a) => ({ name: a.name, node: a.node, state: a.state, incarnation: a.incarnation, ...(a.controller.declares !== undefined ? { declares: a.controller.declares } : {}), ownFailuresMs: w.#ownFailures.get(a) ?? [] }));
+      },
+      boots(node) {
+        return w.#node(node).boots;
+      },
       probes() {
         return [...probeResults.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       },
@@ -440,6 +496,16 @@ export class World {
         engine.recheckAt(atMs);
       },
     };
+  }
+
+  /**
+   * What each invariant that counts examined so far in this run (rules, chains, mappings,
+   * agents), by name; invariants that do not count are absent.
+   */
+  coverage(): { readonly [invariant: string]: number } {
+    const out: { [invariant: string]: number } = {};
+    for (const inv of this.#invariants) if (isCounting(inv)) out[inv.name] = inv.examined();
+    return out;
   }
 
   /** The data plane, when built. */
@@ -460,7 +526,7 @@ export class World {
     const dp = this.#datapath;
     if (dp === undefined) return;
     const now = this.engine.now();
-    const results: { readonly id: string; readonly o: ProbeOutcome }[] = [];
+    const results: { readonly id: string; readonly o: ProbeOutcome; readonly node?: string }[] = [];
     const pods = this.api.list('Pod').items.filter(isPodLive);
     switch (spec.kind) {
       case 'npl-health': {
@@ -480,7 +546,7 @@ export class World {
             if (typeof e.nodeIP !== 'string' || typeof e.nodePort !== 'number' || (typeof e.protocol === 'string' && e.protocol.toLowerCase() !== 'tcp')) continue;
             const o = dp.connect('lb', e.nodeIP, e.nodePort, now);
             const id = `npl-health ${p.metadata.namespace}/${p.metadata.name}:${String(e.podPort)} via ${e.nodeIP}:${e.nodePort}`;
-            results.push({ id, o: o.ok && o.server !== expected ? { ok: false, outcome: 'wrong-backend', detail: `${o.detail}, expected ${expected ?? 'the Pod'}`, server: o.server } : o });
+            results.push({ id, ...(p.spec.nodeName !== undefined ? { node: p.spec.nodeName } : {}), o: o.ok && o.server !== expected ? { ok: false, outcome: 'wrong-backend', detail: `${o.detail}, expected ${expected ?? 'the Pod'}`, server: o.server } : o });
           }
         }
         break;
@@ -500,7 +566,7 @@ export class World {
         for (const p of pods) {
           const from = dp.podHost(p.metadata.uid);
           if (from === undefined) continue;
-          results.push({ id: `pod-egress ${p.metadata.namespace}/${p.metadata.name} → ${EXTERNAL_IP}:${EXTERNAL_PORT}`, o: dp.connect(from, EXTERNAL_IP, EXTERNAL_PORT, now) });
+          results.push({ id: `pod-egress ${p.metadata.namespace}/${p.metadata.name} → ${EXTERNAL_IP}:${EXTERNAL_PORT}`, ...(p.spec.nodeName !== undefined ? { node: p.spec.nodeName } : {}), o: dp.connect(from, EXTERNAL_IP, EXTERNAL_PORT, now) });
         }
         break;
       case 'connect': {
@@ -526,9 +592,9 @@ export class World {
     const current = new Set(results.map((r) => r.id));
     for (const id of this.#probeTargets.get(spec) ?? []) if (!current.has(id)) this.#probeResults.delete(id);
     this.#probeTargets.set(spec, current);
-    for (const { id, o } of results) {
+    for (const { id, o, node } of results) {
       const before = this.#probeResults.get(id);
-      this.#probeResults.set(id, { id, kind: spec.kind, ok: o.ok, outcome: o.outcome, detail: o.detail, atMs: now });
+      this.#probeResults.set(id, { id, kind: spec.kind, ok: o.ok, outcome: o.outcome, detail: o.detail, atMs: now, ...(node !== undefined ? { node } : {}) });
       // A change is news; so is a `connect` probe's first answer, good or bad: it is one chosen
       // path, and a scenario may want to show that it works.
       if (before === undefined ? !o.ok || spec.kind === 'connect' : before.ok !== o.ok) this.engine.emit('probe.result', { probe: id, ok: o.ok, outcome: o.outcome, detail: o.detail, ...(before === undefined ? { first: true } : {}), ...(o.hops !== undefined ? { hops: o.hops } : {}) });
@@ -581,7 +647,7 @@ export class World {
   act(action: Action): void {
     const engine = this.engine;
     const api = this.api;
-    this.#disrupted();
+    this.#disrupted(this.#scopeOf(action), action.kind);
     // Helpers as methods of one object (not arrow functions bound to names, which some TypeScript
     // runners rename at a cost on every call of act).
     const h = {
@@ -633,7 +699,7 @@ export class World {
         const spec = specOfPod(cur);
         tolerate('pod.recreate', () => api.delete('Pod', cur.metadata.namespace, cur.metadata.name, { gracePeriodSeconds: 0 }));
         engine.after(action.gapMs, { kind: 'action', label: `recreate ${spec.name}` }, () => {
-          this.#disrupted();
+          this.#disrupted(EVERY_NODE, 'pod.recreate');
           emit('world.pod.create', { pod: `${ns(spec.namespace)}/${spec.name}`, node: spec.node, ports: spec.ports.map((p) => `${p.port}/${p.protocol}`).join(',') });
           // Another create may have taken the name during the gap (see pod.create above).
           if (api.find('Pod', ns(spec.namespace), spec.name) !== undefined) emit('world.action-skipped', { action: 'pod.create', reason: alreadyExistsMessage('Pod', spec.name) });
@@ -700,16 +766,28 @@ export class World {
         return;
       case 'agent.crash':
         emit('fault.agent.crash', { node: action.node, ...(action.agent !== undefined ? { agent: `${action.node}/${action.agent}` } : {}), restartAfterMs: action.restartAfterMs });
-        this.agent(action.node, action.agent).crash({ restart: true, restartDelayMs: action.restartAfterMs, reason: 'fault injected' });
+        {
+          const a = this.agent(action.node, action.agent);
+          // Forgiven until the new process starts (and its settle time after): a bounded window.
+          const w = this.#disruptedUntil(action.node, engine.now() + action.restartAfterMs, `agent.crash ${a.name}`);
+          if (a.state !== 'down') this.#injectedDown.set(a, w);
+          a.crash({ restart: true, restartDelayMs: action.restartAfterMs, reason: 'fault injected' });
+        }
         return;
       case 'agent.restart':
         emit('fault.agent.restart', { node: action.node, ...(action.agent !== undefined ? { agent: `${action.node}/${action.agent}` } : {}), downMs: action.downMs, ...(action.graceMs !== undefined ? { graceMs: action.graceMs } : {}) });
-        this.agent(action.node, action.agent).sigterm({ restart: true, restartDelayMs: action.downMs, ...(action.graceMs !== undefined ? { graceMs: action.graceMs } : {}) });
+        {
+          const a = this.agent(action.node, action.agent);
+          // Until the new process starts, at most the grace period and the time down.
+          const w = this.#disruptedUntil(action.node, engine.now() + (action.graceMs ?? a.graceMs) + action.downMs, `agent.restart ${a.name}`);
+          if (a.state === 'running') this.#injectedDown.set(a, w);
+          a.sigterm({ restart: true, restartDelayMs: action.downMs, ...(action.graceMs !== undefined ? { graceMs: action.graceMs } : {}) });
+        }
         return;
       case 'watch.gap':
         emit('fault.watch.gap', { ...(action.node !== undefined ? { node: action.node } : {}), durationMs: action.durationMs });
         for (const inf of this.#informers(action.node)) inf.watchGap(action.durationMs);
-        this.#disruptedUntil(engine.now() + action.durationMs);
+        this.#disruptedUntil(action.node ?? EVERY_NODE, engine.now() + action.durationMs, 'watch.gap');
         return;
       case 'watch.reset':
         emit('fault.watch.reset', { ...(action.node !== undefined ? { node: action.node } : {}) });
@@ -719,7 +797,7 @@ export class World {
         emit('fault.watch.delay', { ...(action.node !== undefined ? { node: action.node } : {}), delayMs: action.delayMs, durationMs: action.durationMs });
         const affected = this.#informers(action.node);
         for (const inf of affected) inf.setWatchDelay(action.delayMs);
-        this.#disruptedUntil(engine.now() + action.durationMs + action.delayMs);
+        this.#disruptedUntil(action.node ?? EVERY_NODE, engine.now() + action.durationMs + action.delayMs, 'watch.delay');
         engine.after(action.durationMs, { kind: 'fault', label: 'watch delay ends' }, () => {
           for (const inf of affected) inf.setWatchDelay(0);
         });
@@ -729,23 +807,25 @@ export class World {
         emit('fault.iptables.lock', { node: action.node, durationMs: action.durationMs });
         const f = this.#node(action.node).faults;
         f.lockHeldUntilMs = Math.max(f.lockHeldUntilMs, engine.now() + action.durationMs);
-        this.#disruptedUntil(f.lockHeldUntilMs);
+        this.#disruptedUntil(action.node, f.lockHeldUntilMs, 'iptables.lock');
         return;
       }
       case 'iptables.fail':
         emit('fault.iptables.fail', { node: action.node, count: action.count });
         this.#node(action.node).faults.resourceFailures += action.count;
+        this.#disruptedUntil(action.node, engine.now() + this.#maxBackoffOn(action.node), 'iptables.fail');
         return;
       case 'iptables.restore-fail':
         emit('fault.iptables.restore-fail', { node: action.node, line: action.line });
         this.#node(action.node).faults.restoreFailAtLine = action.line;
+        this.#disruptedUntil(action.node, engine.now() + this.#maxBackoffOn(action.node), 'iptables.restore-fail');
         return;
       case 'iptables.slow': {
         emit('fault.iptables.slow', { node: action.node, extraMs: action.extraMs, durationMs: action.durationMs });
         const f = this.#node(action.node).faults;
         f.slowExtraMs = action.extraMs;
         f.slowUntilMs = engine.now() + action.durationMs;
-        this.#disruptedUntil(f.slowUntilMs);
+        this.#disruptedUntil(action.node, f.slowUntilMs, 'iptables.slow');
         return;
       }
     }
@@ -758,7 +838,6 @@ export class World {
     for (const st of this.#nodes.values()) {
       for (const agent of st.agents) {
         this.engine.after(0, { kind: 'lifecycle', label: `start ${agent.name}` }, () => {
-          this.#disrupted();
           agent.start();
         });
       }
@@ -798,33 +877,28 @@ export class World {
     }
   }
 
-  /** A disruption happens now. */
-  #disrupted(): void {
-    this.#lastDisruptionMs = Math.max(this.#lastDisruptionMs, this.engine.now());
+  /** A disruption of `scope` happens now. */
+  #disrupted(scope: string, cause: string): void {
+    this.disruptions.mark(scope, this.engine.now(), cause);
   }
 
-  /** A disruption lasts until `untilMs`. */
-  #disruptedUntil(untilMs: number): void {
-    this.#disruptionEnds.push(untilMs);
-  }
-
-  #currentLastDisruption(): number {
+  /** A disruption of `scope` from now until `untilMs`. */
+  #disruptedUntil(scope: string, untilMs: number, cause: string): number {
     const now = this.engine.now();
-    // An agent that is down or shutting down is a disruption in progress: nothing it owns can converge.
-    if (this.#started) {
-      for (const st of this.#nodes.values()) for (const a of st.agents) if (a.state !== 'running') this.#lastDisruptionMs = now;
-    }
-    if (this.#disruptionEnds.length > 0) {
-      const future: number[] = [];
-      for (const t of this.#disruptionEnds) {
-        if (t <= now) this.#lastDisruptionMs = Math.max(this.#lastDisruptionMs, t);
-        else future.push(t);
-      }
-      this.#disruptionEnds = future;
-      // A disruption still in progress counts as happening now.
-      if (future.length > 0) this.#lastDisruptionMs = now;
-    }
-    return this.#lastDisruptionMs;
+    return this.disruptions.add({ scope, fromMs: now, untilMs: Math.max(now, untilMs), cause });
+  }
+
+  /** The nodes an action disturbs: a fault's node, a network change's node, or (Kubernetes changes, faults everywhere) every node. */
+  #scopeOf(a: Action): string {
+    if (isHostAction(a)) return this.#nodes.has(a.host) ? a.host : EVERY_NODE;
+    return 'node' in a && typeof a.node === 'string' ? a.node : EVERY_NODE;
+  }
+
+  /** The longest retry backoff the agents on `node` declare (0 when none does). */
+  #maxBackoffOn(node: string): number {
+    let m = 0;
+    for (const a of this.#node(node).agents) m = Math.max(m, a.controller.declares?.maxBackoffMs ?? 0);
+    return m;
   }
 
   #node(name: string): NodeState {

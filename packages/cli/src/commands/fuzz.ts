@@ -15,7 +15,7 @@ import { isAbsolute, join, relative } from 'node:path';
 import cliProgress from 'cli-progress';
 import { Command, InvalidArgumentError } from 'commander';
 import { checkProperty, exportCounterexample, type SimulationProperty } from '@netsim/check';
-import { FUZZ_PROFILES, fuzzProfileFor, fuzzProperty, scenarioFromCounterexample, serializeScenario } from '@netsim/scenario';
+import { FUZZ_PROFILES, fuzzInvariants, fuzzProfileFor, fuzzProperty, scenarioFromCounterexample, serializeScenario } from '@netsim/scenario';
 import type { SimScenario } from '@netsim/sim';
 import { loadPlugins } from './registry.ts';
 import type { Io } from './replay.ts';
@@ -74,7 +74,9 @@ export async function runFuzz(opts: FuzzCliOptions, io: Io = defaultIo): Promise
   const alongsideArgs = alongside.map((n) => ` --alongside ${n}`).join('');
   const plan = shardPlan(opts.runs, opts.seed, opts.shard);
   const shardText = opts.shard !== undefined ? `, shard ${opts.shard.index}/${opts.shard.count}` : '';
-  io.stdout(`netsim fuzz: seed ${plan.seed}${shardText}, ${plan.runs} runs of ${opts.controller}${besides} against ${profile.invariants.length} invariant${profile.invariants.length === 1 ? '' : 's'}\n`);
+  // The profile's invariants, then the built-in, controller-agnostic ones.
+  const invariants = fuzzInvariants(profile);
+  io.stdout(`netsim fuzz: seed ${plan.seed}${shardText}, ${plan.runs} runs of ${opts.controller}${besides} against ${invariants.length} invariant${invariants.length === 1 ? '' : 's'}\n`);
 
   const bar = new cliProgress.SingleBar(
     {
@@ -93,7 +95,7 @@ export async function runFuzz(opts: FuzzCliOptions, io: Io = defaultIo): Promise
   let runs = 0;
   let shrinking = false;
   if (showBar) bar.start(plan.runs, 0, { rate: '0', phase: 'searching' });
-  const prop = counted(fuzzProperty(opts.controller, profile, plugins.controllers, { alongside: alongside.map((name) => ({ name })) }), () => {
+  const prop = counted(fuzzProperty(opts.controller, profile, plugins.controllers, { alongside: alongside.map((name) => ({ name })), builtins: true }), () => {
     if (shrinking) return;
     runs++;
     const rate = (runs * 1000) / Math.max(1, Date.now() - started);
@@ -126,7 +128,7 @@ export async function runFuzz(opts: FuzzCliOptions, io: Io = defaultIo): Promise
   }
   const c = exportCounterexample(result);
   const name = `fuzz-${opts.controller.replace(/[^a-z0-9]+/g, '-')}-seed-${seed}`.replace(/-+$/, '');
-  const file = scenarioFromCounterexample(c, { name, invariants: profile.invariants });
+  const file = scenarioFromCounterexample(c, { name, invariants });
   mkdirSync(opts.out, { recursive: true });
   const path = join(opts.out, `${name}.yaml`);
   // Editors find the schema when the output lies inside this checkout (the default `.netsim-out/`).
