@@ -40,3 +40,4 @@ export {
   type ControllerPropertyOptions,
   type Counterexample,
 } from './property.ts';
+export { assertBreaksInvariant, assertHoldsInvariants, assertHoldsProperty, type RunReceived } from './assert.ts';

@@ -16,23 +16,10 @@
  * Failure messages carry the outcome, the reproduction line and the numbered story.
  */
 import { expect } from 'vitest';
-import { story, type RunOutcome, type TraceEvent } from '@netsim/sim';
+import { runDetails, unpackRun as unpack, type RunReceived } from './assert.ts';
 import { checkProperty, describeOutcome, failureSignature, type CheckOptions, type SimulationProperty } from './runner.ts';
 
-type Received = RunOutcome | { readonly outcome: RunOutcome; readonly events?: readonly TraceEvent[] };
-
-function unpack(received: unknown): { outcome: RunOutcome; events: readonly TraceEvent[] } | undefined {
-  if (typeof received !== 'object' || received === null) return undefined;
-  const r = received as { outcome?: RunOutcome; events?: readonly TraceEvent[]; status?: unknown };
-  if (r.outcome !== undefined && typeof r.outcome === 'object') return { outcome: r.outcome, events: r.events ?? [] };
-  if (typeof r.status === 'string') return { outcome: received as RunOutcome, events: [] };
-  return undefined;
-}
-
-function storyText(events: readonly TraceEvent[]): string {
-  const lines = story(events);
-  return lines.length === 0 ? '' : `\n\n${lines.join('\n')}`;
-}
+type Received = RunReceived;
 
 interface NetsimMatchers<R> {
   /** The run ended `ok`: no invariant violated, no finding, no bound hit. */
@@ -57,7 +44,7 @@ expect.extend({
     if (r === undefined) return { pass: false, message: () => 'expected a run outcome or a report with an outcome' };
     return {
       pass: r.outcome.status === 'ok',
-      message: () => (r.outcome.status === 'ok' ? `expected the run to break an invariant, but it ended ${describeOutcome(r.outcome)}` : `expected the run to hold its invariants, but: ${describeOutcome(r.outcome)}${storyText(r.events)}`),
+      message: () => (r.outcome.status === 'ok' ? `expected the run to break an invariant, but it ended ${describeOutcome(r.outcome)}` : `expected the run to hold its invariants, but: ${describeOutcome(r.outcome)}${runDetails(r)}`),
     };
   },
   toBreakInvariant(received: Received, name: string) {
@@ -67,7 +54,7 @@ expect.extend({
     const pass = sig === `violation:${name}` || sig === name;
     return {
       pass,
-      message: () => (pass ? `expected the run not to break "${name}", but it did: ${describeOutcome(r.outcome)}` : `expected the run to break "${name}", but it ended ${describeOutcome(r.outcome)}${storyText(r.events)}`),
+      message: () => (pass ? `expected the run not to break "${name}", but it did: ${describeOutcome(r.outcome)}` : `expected the run to break "${name}", but it ended ${describeOutcome(r.outcome)}${runDetails(r)}`),
     };
   },
   async toHoldProperty(received: SimulationProperty<unknown>, opts: CheckOptions = {}) {

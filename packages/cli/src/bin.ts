@@ -1,26 +1,13 @@
 #!/usr/bin/env node
 /**
- * `netsim` — the command line. Each subcommand lives in `commands/` and registers itself here.
+ * `netsim` — the command line. Each subcommand lives in `commands/` and registers itself in
+ * `program.ts`; this file only runs it and turns its outcome into the exit status.
  */
-import { Command } from 'commander';
-import { registerRulesetCommand } from './commands/ruleset.ts';
-import { fuzzCommand } from './commands/fuzz.ts';
-import { replayCommand } from './commands/replay.ts';
-import { traceCommand } from './commands/trace.ts';
-import { registerNftCommand } from './commands/nft.ts';
+import { main } from './program.ts';
 
-const program = new Command();
-program
-  .name('netsim')
-  .description('Deterministic network simulator for Kubernetes node-networking controllers')
-  .version('0.1.0');
-program.addCommand(traceCommand());
-
-registerRulesetCommand(program);
-registerNftCommand(program);
-
-// scenario: replay and fuzz
-program.addCommand(replayCommand());
-program.addCommand(fuzzCommand());
-
-await program.parseAsync(process.argv);
+// Piped into `head`: the reader went away, so stop quietly with the status so far.
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw e;
+});
+process.exitCode = await main(process.argv);

@@ -124,7 +124,7 @@ describe('netsim trace: results', () => {
 
   it('should evaluate -m set against --ipset and report unknown modules per --unknown', () => {
     const rules = join(tmp, 'set.rules');
-    writeFileSync(rules, '*filter\n:INPUT DROP [0:0]\n-A INPUT -m set --match-set allow src -j ACCEPT\n-A INPUT -m recent --rcheck --name x -j ACCEPT\nCOMMIT\n');
+    writeFileSync(rules, '*filter\n:INPUT DROP [0:0]\n-A INPUT -m set --match-set allow src -j ACCEPT\n-A INPUT -m ttl --ttl-eq 5 -j ACCEPT\nCOMMIT\n');
     const sets = join(tmp, 'sets.txt');
     writeFileSync(sets, 'create allow hash:net family inet hashsize 1024 maxelem 65536\nadd allow 203.0.113.0/24\n');
     const base = { ruleset: rules, hook: 'INPUT' as const, packet: 'tcp 203.0.113.7:1 > 198.18.0.1:22 in eth0' };
@@ -133,7 +133,7 @@ describe('netsim trace: results', () => {
     expect(runTrace(opts(other)).result.verdict).toMatchObject({ kind: 'unknown', at: { chain: 'INPUT', index: 2 } });
     expect(runTrace(opts({ ...other, unknown: 'assume-nomatch' })).result.verdict).toEqual({ kind: 'DROP', byPolicy: true });
     const text = formatTraceReport(runTrace(opts(other)), { ctstate: 'NEW', seed: 1, all: false });
-    expect(text).toContain('UNKNOWN: filter:INPUT:rule:2  -A INPUT -m recent --rcheck --name x -j ACCEPT  [cannot evaluate recent; walk stops]');
+    expect(text).toContain('UNKNOWN: filter:INPUT:rule:2  -A INPUT -m ttl --ttl-eq 5 -j ACCEPT  [cannot evaluate ttl; walk stops]');
   });
 });
 

@@ -108,6 +108,7 @@ function match(m: Match): string[] {
     case 'statistic':
     case 'set':
     case 'iprange':
+    case 'recent':
     case 'unknown':
       throw new Error(`render: match ${m.kind} is outside the generated subset`);
   }

@@ -142,6 +142,7 @@ function nfPacket(p: Pkt, inIf: string | null, outIf: string | null): Packet {
     mark: p.mark,
     lengthBytes: p.lengthBytes,
     fragment: false,
+    ttl: p.ttl,
   };
 }
 
@@ -159,6 +160,7 @@ function evalCtx(host: Host, view: ConntrackView, rc: RunCtx): EvalContext {
     conntrack: view,
     random31: rc.random31,
     state: host.evalState,
+    nowMs: rc.nowMs,
   };
 }
 

@@ -10,7 +10,8 @@
  */
 import { badArgument, Failure, paramProblem } from './failure.ts';
 import type { ExtensionInstance, OptionSpec, OptionTable, ParseEnv } from './extension.ts';
-import { prefixMask, tryParseIpv4 } from './ip.ts';
+import { xtablesHost, xtablesMask } from './hostAddress.ts';
+import { prefixMask } from './ip.ts';
 import { IPTABLES_MATCH_NAMES, matchModule, matchModules } from './matches.ts';
 import { lookupProtocol } from './names.ts';
 import { IPTABLES_TARGET_NAMES, STANDARD_TARGETS, targetModule, targetModules } from './targets.ts';
@@ -1027,17 +1028,19 @@ function parseAddress(part: string, at: number): Cidr {
     const maskText = part.slice(slash + 1);
     const mask = parseMask(maskText);
     if (mask === undefined) throw paramProblem(`invalid mask \`${maskText}' specified`, at);
+    // Non-contiguous masks (accepted by the real tool) are not modelled: see docs/fidelity.md.
+    if (mask < 0) throw paramProblem(`non-contiguous mask \`${maskText}' is not supported by netsim`, at);
     prefix = mask;
   }
-  const addr = tryParseIpv4(hostText);
+  const addr = xtablesHost(hostText);
   if (addr === undefined) throw paramProblem(`host/network \`${hostText}' not found`, at);
   return { addr: ((addr & prefixMask(prefix)) >>> 0) as Ipv4, prefix };
 }
 
-/** A prefix length or a contiguous dotted netmask. */
+/** A prefix length or a dotted netmask, as xtables reads them (see hostAddress.ts); -1 when not contiguous. */
 function parseMask(text: string): number | undefined {
   const len = text.length;
-  if (len === 1 || len === 2) {
+  if (len === 1 || (len === 2 && text.charCodeAt(0) !== 48)) {
     const a = text.charCodeAt(0) - 48;
     const b = len === 2 ? text.charCodeAt(1) - 48 : 0;
     if (a >= 0 && a <= 9 && b >= 0 && b <= 9) {
@@ -1045,17 +1048,11 @@ function parseMask(text: string): number | undefined {
       return n <= 32 ? n : undefined;
     }
   }
-  if (text.includes('.')) {
-    const m = tryParseIpv4(text);
-    if (m === undefined) return undefined;
-    for (let p = 0; p <= 32; p++) if (prefixMask(p) === m) return p;
-    // Non-contiguous masks (accepted by the real tool) are not modelled: see docs/fidelity.md.
-    return undefined;
-  }
-  // Longer digit strings ("032") still read as decimal, as strtoul does here.
-  if (!/^[0-9]+$/.test(text)) return undefined;
-  const n = Number(text);
-  return n <= 32 ? n : undefined;
+  const m = xtablesMask(text);
+  if (m === undefined) return undefined;
+  if ('prefix' in m) return m.prefix;
+  for (let p = 0; p <= 32; p++) if (prefixMask(p) === m.dotted) return p;
+  return -1;
 }
 
 /**

@@ -3,6 +3,7 @@
  * evaluator and what it gets back. The evaluator is pure apart from the PRNG and the `nth`
  * counters, both owned by the caller through {@link EvalContext}.
  */
+import type { RecentLists } from './recent.ts';
 import type { AddrType, CtState, Hook, Ipv4, NatRange, PortRange, RejectWith, Rule, TableName } from './types.ts';
 
 /** A packet as netfilter sees it at a hook. Ports are 0 for protocols without ports. */
@@ -26,6 +27,8 @@ export interface Packet {
   readonly lengthBytes: number;
   /** A non-first fragment (`-f`). */
   readonly fragment: boolean;
+  /** The IP TTL as the hook sees it (`recent --rttl`); 64 when absent. */
+  readonly ttl?: number;
 }
 
 /** What conntrack knows about the packet's connection at this point. */
@@ -52,6 +55,8 @@ export interface EvalState {
    * structural sharing) give exactly that, and a WeakMap lets replaced rules be collected.
    */
   readonly nthCounters: WeakMap<Rule, number>;
+  /** The host's `-m recent` lists by name (`/proc/net/xt_recent/NAME`). */
+  readonly recent: RecentLists;
 }
 
 export interface EvalContext {
@@ -75,6 +80,8 @@ export interface EvalContext {
    */
   random31(threshold31?: number): number;
   readonly state: EvalState;
+  /** The simulated clock in milliseconds, for `-m recent` timestamps; 0 when absent. */
+  readonly nowMs?: number;
 }
 
 /** A rule by position: `index` is 1-based within the chain, as `iptables -L --line-numbers` counts. */

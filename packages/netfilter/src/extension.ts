@@ -159,3 +159,8 @@ export function excludes(ext: string, table: OptionTable, a: string, b: string, 
   const [first, second] = ia <= ib ? [a, b] : [b, a];
   throw paramProblem(`${ext}: option "--${first}" cannot be used together with "--${second}".\n`, argIndex);
 }
+
+/** The same message naming `first` first, for final checks that go option by option. */
+export function excludesIn(ext: string, first: string, second: string): never {
+  throw paramProblem(`${ext}: option "--${first}" cannot be used together with "--${second}".\n`);
+}

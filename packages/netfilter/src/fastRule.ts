@@ -434,7 +434,8 @@ export class FastRuleReader {
       let v = 0;
       let k = i;
       for (let c: number; k - i < 3 && (c = this.at(k) - 48) >= 0 && c <= 9; k++) v = v * 10 + c;
-      if (k === i || v > 255) return -1;
+      // A leading zero makes the part octal for the real tool: left to the general parser.
+      if (k === i || v > 255 || (k - i > 1 && this.at(i) === 48)) return -1;
       const c = this.at(k);
       if (c >= 48 && c <= 57) return -1; // a fourth digit
       addr = addr * 256 + v;
@@ -455,7 +456,7 @@ export class FastRuleReader {
     let prefix = 32;
     if (this.at(i) === 47 /* / */) {
       const k = this.digits(i + 1, 32);
-      if (k < 0 || k - i - 1 > 2 || this.num === 0) return undefined;
+      if (k < 0 || k - i - 1 > 2 || this.num === 0 || this.at(i + 1) === 48) return undefined;
       prefix = this.num;
       i = k;
     }

@@ -24,6 +24,7 @@ export type {
   PortMatch,
   PortRange,
   ProtoMatch,
+  RecentMatch,
   RejectWith,
   Rule,
   Ruleset,
@@ -56,6 +57,7 @@ export { compile, type CompileOptions, type CompiledRuleset } from './compile.ts
 export { evaluateHook, evaluateTable, HOOK_TABLES, MAX_CHAIN_LEVEL, rewriteToRangeStart } from './evaluate.ts';
 export { createEvalState, probabilityThreshold31, seededRandom31, splitmix32, STATISTIC_SCALE } from './statistic.ts';
 export { ipsetLookup, type IpSetLookup } from './ipset.ts';
+export { createRecentLists, formatRecentProc, jiffiesAt, RECENT_HZ, recentListNames, writeRecentProc, type RecentLists } from './recent.ts';
 export {
   cidr,
   cidrContains,

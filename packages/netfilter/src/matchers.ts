@@ -7,6 +7,7 @@
  * @internal
  */
 import type { EvalContext, NatRequest, Packet } from './evalTypes.ts';
+import { recentMatches } from './recent.ts';
 import * as S from './statistic.ts';
 import type { AddrType, CtState, Match, Rule } from './types.ts';
 
@@ -314,6 +315,20 @@ export function compileMatch(m: Match, rule: Rule): ModTest | null {
           return MATCH;
         },
         sideEffect: false,
+        undecidable: false,
+      };
+    }
+    case 'recent': {
+      const dest = m.side === 'dest';
+      return {
+        test: (w) => {
+          const p = w.packet;
+          // xt_recent compares the TTL as it was before forwarding decremented it.
+          const ttl = (p.ttl ?? 64) + (p.inIface !== null && p.outIface !== null ? 1 : 0);
+          const input = { addr: dest ? p.dst : p.src, ttl, nowMs: w.ctx.nowMs ?? 0 };
+          return recentMatches(w.ctx.state.recent, m, input) ? MATCH : NOMATCH;
+        },
+        sideEffect: true,
         undecidable: false,
       };
     }

@@ -10,6 +10,7 @@ import { OptionTable, OptionTracker, badInteger, excludes, type ExtensionInstanc
 import { formatIpv4, tryParseIpv4 } from './ip.ts';
 import { ICMP_NAMES, parseUintBase0 } from './names.ts';
 import { formatPortRange, listPort, parsePort, parsePortRange, parsePortRangeX6 } from './ports.ts';
+import { listRecentText, RECENT_MODULE, saveRecentWords } from './recent.ts';
 import { quoteSaveString } from './tokenize.ts';
 import type { AddrType, AddrTypeSel, CtState, Match, PortMatch, PortRange, TcpFlagsMatch } from './types.ts';
 
@@ -797,6 +798,8 @@ register({
   },
 });
 
+register(RECENT_MODULE);
+
 // ---------------------------------------------------------------------------------------------
 // Printing
 
@@ -904,6 +907,9 @@ export function saveMatchWords(m: Match, out: string[]): void {
         pushNeg(out, m.dstRange.negate);
         out.push('--dst-range', `${formatIpv4(m.dstRange.from)}-${formatIpv4(m.dstRange.to)}`);
       }
+      return;
+    case 'recent':
+      saveRecentWords(m, out);
       return;
     case 'unknown':
       out.push('-m', m.module);
@@ -1025,6 +1031,8 @@ export function listMatchText(m: Match, numeric: boolean, proto = 0): string {
       }
       return parts.join(' ');
     }
+    case 'recent':
+      return listRecentText(m);
     case 'unknown':
       return listUnknownMatch(m.module, m.args, numeric, proto);
   }

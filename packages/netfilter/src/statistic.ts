@@ -14,6 +14,7 @@
  */
 import { xoroshiro128plusFromState } from 'pure-rand/generator/xoroshiro128plus';
 import type { EvalState } from './evalTypes.ts';
+import { createRecentLists } from './recent.ts';
 import type { Rule } from './types.ts';
 
 /** 2^31: the probability scale of `statistic --mode random`. */
@@ -26,7 +27,7 @@ export const STATISTIC_SCALE = 0x80000000;
  * const state = createEvalState(); // keep one per host, pass it in every EvalContext
  */
 export function createEvalState(): EvalState {
-  return { nthCounters: new WeakMap<Rule, number>() };
+  return { nthCounters: new WeakMap<Rule, number>(), recent: createRecentLists() };
 }
 
 /**

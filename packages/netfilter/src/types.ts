@@ -162,6 +162,7 @@ export type Match =
       readonly srcRange?: Negatable & { readonly from: Ipv4; readonly to: Ipv4 };
       readonly dstRange?: Negatable & { readonly from: Ipv4; readonly to: Ipv4 };
     }
+  | RecentMatch
   | {
       /** A module netsim parses and prints but does not evaluate: reported as `unknown` in traces. */
       readonly kind: 'unknown';
@@ -171,6 +172,31 @@ export type Match =
     };
 
 export type MatchKind = Match['kind'];
+
+/**
+ * `-m recent`: a per-host list of addresses, by name, with the times each was seen. `mode` is
+ * what the rule does with the packet's address (`--set` adds or refreshes it, `--rcheck` tests
+ * it, `--update` tests and refreshes it, `--remove` tests and removes it).
+ */
+export interface RecentMatch {
+  readonly kind: 'recent';
+  readonly mode: 'set' | 'rcheck' | 'update' | 'remove';
+  readonly negate: boolean;
+  /** `--seconds`: only timestamps this recent count (1..2^32-1); absent: any age. */
+  readonly seconds?: number;
+  /** `--reap`: drop the list's oldest entry when it has aged out (needs `seconds`). */
+  readonly reap: boolean;
+  /** `--hitcount`: at least this many timestamps (0 = absent, as the kernel stores it). */
+  readonly hitcount: number;
+  /** `--rttl`: the entry must also have been seen with this packet's TTL. */
+  readonly rttl: boolean;
+  /** `--name`, default `DEFAULT`, at most 199 characters (the tool cuts longer ones). */
+  readonly name: string;
+  /** `--mask`: applied to the address before it is looked up or stored. */
+  readonly mask: Ipv4;
+  /** `--rsource` (default) or `--rdest`. */
+  readonly side: 'source' | 'dest';
+}
 
 /** `--to-destination`/`--to-source`: `ip[-ip][:port[-port]]`; either side may be absent. */
 export interface NatRange {

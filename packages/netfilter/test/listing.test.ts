@@ -16,6 +16,21 @@ const LIST_FORMATS = {
   'L-n-v-x-line': { numeric: true, verbose: true, exact: true, lineNumbers: true },
 } as const;
 
+describe('iptables -L of extensions (fixtures/save/extensions.rules)', () => {
+  const ext = restore(freshRuleset(), fixture('save/extensions.rules'));
+  for (const table of TABLES) {
+    for (const [format, opts] of Object.entries(LIST_FORMATS)) {
+      it(`should render ${table} ${format} exactly like iptables 1.8.9`, () => {
+        expect(listTable(ext.tables[table], { ...opts, version: '1.8.9' })).toBe(fixture(`save/extensions.${table}.${format}.txt`));
+      });
+    }
+    it(`should print ${table} -S like iptables 1.8.9`, () => {
+      expect(listRules(ext.tables[table])).toBe(fixture(`save/extensions.${table}.S.txt`));
+      expect(listRules(ext.tables[table], { verbose: true })).toBe(fixture(`save/extensions.${table}.S-v.txt`));
+    });
+  }
+});
+
 describe('iptables -L', () => {
   for (const table of TABLES) {
     for (const [format, opts] of Object.entries(LIST_FORMATS)) {

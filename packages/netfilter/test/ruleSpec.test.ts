@@ -139,12 +139,12 @@ describe('formatRuleSpec: matches', () => {
   });
 
   it('should keep modules it does not model verbatim, options and order included', () => {
-    const r = parseRuleSpec(['-m', 'limit', '--limit', '10/day', '-m', 'recent', '--name', 'x', '--rcheck', '-j', 'ACCEPT']);
+    const r = parseRuleSpec(['-m', 'limit', '--limit', '10/day', '-m', 'ttl', '--ttl-eq', '1', '-j', 'ACCEPT']);
     expect(r.matches).toEqual([
       { kind: 'unknown', module: 'limit', args: ['--limit', '10/day'] },
-      { kind: 'unknown', module: 'recent', args: ['--name', 'x', '--rcheck'] },
+      { kind: 'unknown', module: 'ttl', args: ['--ttl-eq', '1'] },
     ]);
-    expect(formatRuleSpec(r)).toBe('-m limit --limit 10/day -m recent --name x --rcheck -j ACCEPT');
+    expect(formatRuleSpec(r)).toBe('-m limit --limit 10/day -m ttl --ttl-eq 1 -j ACCEPT');
     expect(fmt('-m pkttype ! --pkt-type unicast')).toBe('-m pkttype ! --pkt-type unicast');
     expect(fmt('-p sctp --dport 5')).toBe('-p sctp -m sctp --dport 5');
   });

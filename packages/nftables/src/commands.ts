@@ -25,6 +25,8 @@ export type RawData =
 
 export interface RawElement {
   readonly key: readonly RawAtom[];
+  /** The key's range: the kernel names it when an element already exists with other data. */
+  readonly keySpan?: Span;
   readonly data?: RawData;
   readonly timeoutMs?: number;
   readonly comment?: string;
@@ -60,6 +62,8 @@ export interface RuleBody {
   readonly targets: readonly Named[];
   /** The `jump X`/`goto X` statements' ranges: the kernel names them when a jump closes a loop. */
   readonly jumps: readonly { readonly chain: string; readonly span: Span }[];
+  /** An error nft raises when it evaluates the rule (after parsing the whole input). */
+  readonly evalError?: { readonly message: string; readonly span: Span; readonly related?: Span };
   readonly span: Span;
 }
 

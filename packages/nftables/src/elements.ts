@@ -118,6 +118,19 @@ function typeData(types: readonly DataType[], d: RawData, span: Span): Value[] {
   });
 }
 
+/** A string that identifies a key (for lookups; not an order). */
+export function keyId(key: readonly KeyPart[]): string {
+  let s = '';
+  for (const p of key) {
+    if (p.kind === 'range') s += `${p.lo}-${p.hi}|`;
+    else {
+      const v = p.value;
+      s += v.type === 'ifname' ? `"${v.s}|` : v.type === 'verdict' ? '?|' : `${v.n}|`;
+    }
+  }
+  return s;
+}
+
 /** Compares two element keys the way nft sorts a listing (see {@link keyBytes}). */
 export function compareKeys(a: readonly KeyPart[], b: readonly KeyPart[]): number {
   if (a.length === 1 && b.length === 1) {

@@ -59,7 +59,7 @@ export interface NftEvalContext {
 /** State that outlives one packet: `numgen inc` counters and dynamic set members (`update @s`). */
 export interface NftEvalState {
   readonly counters: Map<Rule, number>;
-  readonly dynamic: Map<NftSet, Set<string>>;
+  readonly dynamic: Map<NftSet, Set<string | number>>;
 }
 
 export function createNftEvalState(): NftEvalState {
@@ -137,6 +137,22 @@ export function iptablesPriority(table: IptablesTableName, hook: Hook): number {
 
 /** The nft base chains registered at a hook, in priority order (ties: table then chain creation order). */
 export function baseChainsAt(rs: Ruleset, hook: Hook): NftBaseChainRef[] {
+  let byHook = baseChainCache.get(rs);
+  if (byHook === undefined) {
+    byHook = new Map();
+    baseChainCache.set(rs, byHook);
+  }
+  let hit = byHook.get(hook);
+  if (hit === undefined) {
+    hit = collectBaseChains(rs, hook);
+    byHook.set(hook, hit);
+  }
+  return [...hit];
+}
+
+const baseChainCache = new WeakMap<Ruleset, Map<Hook, readonly NftBaseChainRef[]>>(); // tidy-allow: derived from an immutable ruleset; cannot change results
+
+function collectBaseChains(rs: Ruleset, hook: Hook): NftBaseChainRef[] {
   const out: NftBaseChainRef[] = [];
   for (const table of rs.tables) {
     if (table.dormant) continue;
@@ -250,8 +266,15 @@ function valueScalar(v: Value): Scalar {
   return v.type === 'ifname' ? v.s : v.type === 'verdict' ? undefined : v.n;
 }
 
-function keyString(parts: readonly Scalar[]): string {
-  return parts.join('\u0001');
+/** A lookup key: the value itself for one part, the parts joined for a concatenation. */
+function keyString(parts: readonly Scalar[]): string | number {
+  if (parts.length === 1) {
+    const v = parts[0];
+    return typeof v === 'string' ? `"${v}` : (v ?? -1);
+  }
+  let s = '';
+  for (const v of parts) s += typeof v === 'string' ? `"${v}\u0001` : `${v}\u0001`;
+  return s;
 }
 
 function ifnameMatches(pattern: string, name: string): boolean {
@@ -260,7 +283,7 @@ function ifnameMatches(pattern: string, name: string): boolean {
 
 interface SetIndex {
   /** Exact keys (no intervals, no wildcards). */
-  readonly exact: Map<string, Element>;
+  readonly exact: Map<string | number, Element>;
   /** Elements that need a scan: intervals and interface-name wildcards. */
   readonly scan: readonly Element[];
 }
@@ -270,7 +293,7 @@ const indexes = new WeakMap<readonly Element[], SetIndex>(); // tidy-allow: a lo
 function indexOf(elements: readonly Element[]): SetIndex {
   let ix = indexes.get(elements);
   if (ix === undefined) {
-    const exact = new Map<string, Element>();
+    const exact = new Map<string | number, Element>();
     const scan: Element[] = [];
     for (const el of elements) {
       const needsScan = el.key.some((k) => k.kind === 'range' || (k.value.type === 'ifname' && k.value.s.endsWith('*')));
@@ -405,25 +428,27 @@ const MAX_DEPTH = 16;
  * Runs one base chain on a packet. `accept` ends this chain only (later base chains at the hook
  * still run); `drop` and `reject` end the hook. A NAT statement accepts, as in the kernel.
  */
+function traceRuleOf(ctx: NftEvalContext, m: Mutable, ref: NftBaseChainRef, chain: Chain, rule: Rule, verdict: string): void {
+  if (ctx.trace === true) m.trace.push({ family: ref.family, table: ref.table.name, chain: chain.name, kind: 'rule', handle: rule.handle, rule: formatRule(rule, ref.family), verdict });
+}
+
+function finishOf(m: Mutable, verdict: NftVerdictKind, extra?: Partial<NftChainResult>): NftChainResult {
+  const r: { -readonly [K in keyof NftChainResult]: NftChainResult[K] } = { verdict, mark: m.mark, notrack: m.notrack, logs: m.logs, trace: m.trace };
+  if (m.ctMark !== undefined) r.ctMark = m.ctMark;
+  if (m.nat !== undefined) r.nat = m.nat;
+  return extra === undefined ? r : { ...r, ...extra };
+}
+
+const NO_LOGS: readonly string[] = [];
+const NO_TRACE: readonly NftTraceEntry[] = [];
+
 export function evaluateBaseChain(ref: NftBaseChainRef, packet: NftPacket, ctx: NftEvalContext, state: NftEvalState = createNftEvalState()): NftChainResult {
   const table = ref.table;
   const chains = chainIndex(table);
-  const m: Mutable = { mark: packet.mark, notrack: false, logs: [], trace: [] };
+  const m: Mutable = { mark: packet.mark, notrack: false, logs: NO_LOGS as string[], trace: NO_TRACE as NftTraceEntry[] };
+  if (ctx.trace === true) m.trace = [];
   let p = packet;
   const stack: Frame[] = [{ chain: ref.chain, index: 0 }];
-  const traceRule = (chain: Chain, rule: Rule, verdict: string): void => {
-    if (ctx.trace === true) m.trace.push({ family: ref.family, table: table.name, chain: chain.name, kind: 'rule', handle: rule.handle, rule: formatRule(rule, ref.family), verdict });
-  };
-  const finish = (verdict: NftVerdictKind, extra: Partial<NftChainResult> = {}): NftChainResult => ({
-    verdict,
-    mark: m.mark,
-    ...(m.ctMark !== undefined && { ctMark: m.ctMark }),
-    ...(m.nat !== undefined && { nat: m.nat }),
-    notrack: m.notrack,
-    logs: m.logs,
-    trace: m.trace,
-    ...extra,
-  });
   for (;;) {
     const frame = stack[stack.length - 1];
     if (frame === undefined) break;
@@ -433,7 +458,7 @@ export function evaluateBaseChain(ref: NftBaseChainRef, packet: NftPacket, ctx: 
       if (stack.length === 0) {
         const policy = ref.chain.base?.policy ?? 'accept';
         if (ctx.trace === true) m.trace.push({ family: ref.family, table: table.name, chain: frame.chain.name, kind: 'policy', verdict: policy });
-        return finish(policy);
+        return finishOf(m, policy);
       }
       if (ctx.trace === true) m.trace.push({ family: ref.family, table: table.name, chain: frame.chain.name, kind: 'return', verdict: 'continue' });
       continue;
@@ -463,27 +488,27 @@ export function evaluateBaseChain(ref: NftBaseChainRef, packet: NftPacket, ctx: 
         break;
       }
       if (s.kind === 'reject') {
-        traceRule(frame.chain, rule, 'drop');
-        return finish('reject', s.with !== undefined ? { reject: s.with } : {});
+        traceRuleOf(ctx, m, ref, frame.chain, rule, 'drop');
+        return finishOf(m, 'reject', s.with !== undefined ? { reject: s.with } : {});
       }
       if (s.kind === 'nat') {
         m.nat = natRequest(s, p, ctx, state, table, rule);
-        traceRule(frame.chain, rule, 'accept');
-        return finish('accept');
+        traceRuleOf(ctx, m, ref, frame.chain, rule, 'accept');
+        return finishOf(m, 'accept');
       }
       applyStatement(s, p, ctx, state, table, rule, m);
       if (s.kind === 'meta-set') p = { ...p, mark: m.mark };
     }
     if (!matched) continue;
     if (verdict === undefined) continue;
-    traceRule(frame.chain, rule, verdictText(verdict));
+    if (ctx.trace === true) traceRuleOf(ctx, m, ref, frame.chain, rule, verdictText(verdict));
     switch (verdict.kind) {
       case 'accept':
-        return finish('accept');
+        return finishOf(m, 'accept');
       case 'drop':
-        return finish('drop');
+        return finishOf(m, 'drop');
       case 'queue':
-        return finish('unsupported', { unsupported: 'queue: userspace queues are not modelled' });
+        return finishOf(m, 'unsupported', { unsupported: 'queue: userspace queues are not modelled' });
       case 'continue':
         continue;
       case 'return':
@@ -491,20 +516,20 @@ export function evaluateBaseChain(ref: NftBaseChainRef, packet: NftPacket, ctx: 
         if (stack.length === 0) {
           const policy = ref.chain.base?.policy ?? 'accept';
           if (ctx.trace === true) m.trace.push({ family: ref.family, table: table.name, chain: ref.chain.name, kind: 'policy', verdict: policy });
-          return finish(policy);
+          return finishOf(m, policy);
         }
         continue;
       case 'jump':
       case 'goto': {
         const target = chains.get(verdict.chain);
-        if (target === undefined || stack.length >= MAX_DEPTH) return finish('unsupported', { unsupported: `jump to ${verdict.chain} cannot be followed` });
+        if (target === undefined || stack.length >= MAX_DEPTH) return finishOf(m, 'unsupported', { unsupported: `jump to ${verdict.chain} cannot be followed` });
         if (verdict.kind === 'goto') stack.pop();
         stack.push({ chain: target, index: 0 });
         continue;
       }
     }
   }
-  return finish('accept');
+  return finishOf(m, 'accept');
 }
 
 const chainIndexes = new WeakMap<Table, Map<string, Chain>>(); // tidy-allow: a name index derived from an immutable table; cannot change results
@@ -540,6 +565,7 @@ function applyStatement(s: Stmt, p: NftPacket, ctx: NftEvalContext, st: NftEvalS
       // Counters are not updated by evaluation (pure); limits are taken as under their rate.
       return;
     case 'log':
+      if (m.logs === NO_LOGS) m.logs = [];
       m.logs.push(s.prefix ?? '');
       return;
     case 'meta-set': {
@@ -601,10 +627,10 @@ export function evaluateHook(rs: Ruleset, packet: NftPacket, ctx: NftEvalContext
   const trace: NftTraceEntry[] = [];
   for (const ref of baseChainsAt(rs, ctx.hook)) {
     if (ref.type === 'nat' && (ctx.conntrack.state !== 'new' || nat !== undefined)) continue;
-    const conntrack = ctMark === undefined ? ctx.conntrack : { ...ctx.conntrack, mark: ctMark };
-    const r = evaluateBaseChain(ref, p, { ...ctx, conntrack }, state);
-    trace.push(...r.trace);
-    p = { ...p, mark: r.mark };
+    const c = ctMark === undefined ? ctx : { ...ctx, conntrack: { ...ctx.conntrack, mark: ctMark } };
+    const r = evaluateBaseChain(ref, p, c, state);
+    if (r.trace.length > 0) trace.push(...r.trace);
+    if (r.mark !== p.mark) p = { ...p, mark: r.mark };
     if (r.ctMark !== undefined) ctMark = r.ctMark;
     if (r.nat !== undefined) nat = r.nat;
     notrack ||= r.notrack;

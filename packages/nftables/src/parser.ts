@@ -511,8 +511,9 @@ class Parser {
       }
       prio = std + off;
     } else throw syntax(first);
+    // The semicolon after the priority may be a newline.
     const sep = this.next();
-    if (!this.isPunct(sep, ';')) throw syntax(sep, 'semicolon');
+    if (!this.isPunct(sep, ';') && sep.kind !== 'newline') throw syntax(sep, 'semicolon');
     let policy: 'accept' | 'drop' | undefined;
     if (this.isWord(this.peek(), 'policy')) {
       this.next();
@@ -694,6 +695,7 @@ class Parser {
   private rawElement(isMap: boolean): RawElement {
     const first = this.peek();
     const key = this.rawConcat();
+    const keySpan = this.span(first, this.lastBefore());
     let timeoutMs: number | undefined;
     let comment: string | undefined;
     let counter: { packets: number; bytes: number } | undefined;
@@ -723,6 +725,7 @@ class Parser {
     const end = this.lastBefore();
     return {
       key,
+      keySpan,
       ...(data !== undefined && { data }),
       ...(timeoutMs !== undefined && { timeoutMs }),
       ...(comment !== undefined && { comment }),
@@ -768,7 +771,7 @@ class Parser {
       const len = this.next();
       if (len.kind !== 'number') throw syntax(len, 'number');
       const l = Number(len.text);
-      if (l > 32) throw new LocatedError('Prefix length 33 is invalid', this.span(t, len));
+      if (l > 32) throw new LocatedError(`Prefix length ${l} is invalid for type of 32 bits width`, this.span(t, len));
       return { kind: 'prefix', addr: t, len: l, span: this.span(t, len) };
     }
     if (this.isPunct(n, ',') && t.kind === 'word' && this.isWord(this.peek(1))) {
@@ -857,9 +860,9 @@ class Parser {
       table = this.identifier();
       if (w === 'rule') {
         name = this.identifier();
-        const h = this.expectWord('handle', 'handle');
+        this.expectWord('handle', 'handle');
         const { n, tok } = this.number();
-        handle = { n, span: this.span(h, tok) };
+        handle = { n, span: tokSpan(tok) };
       } else if (this.isWord(this.peek(), 'handle')) {
         throw new LocatedError('delete by handle is not supported by netsim', tokSpan(this.peek()), undefined, 'unsupported');
       } else name = this.identifier();
@@ -916,6 +919,8 @@ class Parser {
     const first = this.peek();
     const jumps: { chain: string; span: Span }[] = [];
     const ctx: RuleCtx = { family, setRefs, targets, jumps };
+    let terminal: Span | undefined;
+    let afterTerminal: { span: Span; terminal: Span } | undefined;
     for (;;) {
       const t = this.peek();
       if (t.kind === 'eof' || this.isSep(t) || this.isPunct(t, '}')) break;
@@ -926,11 +931,23 @@ class Parser {
         comment = s.text;
         continue;
       }
-      stmts.push(this.stmt(ctx, stmts));
+      const st = this.stmt(ctx, stmts);
+      const span = this.span(t, this.lastBefore());
+      if (terminal !== undefined && afterTerminal === undefined) afterTerminal = { span, terminal };
+      if (st.kind === 'verdict' || st.kind === 'vmap' || st.kind === 'reject') terminal ??= span;
+      stmts.push(st);
     }
     if (stmts.length === 0 && comment === undefined) throw syntax(this.peek());
     const last = this.lastBefore();
-    return { stmts: markDependencies(stmts, family), ...(comment !== undefined && { comment }), setRefs, targets, jumps, span: this.span(first, last) };
+    return {
+      stmts: markDependencies(stmts, family),
+      ...(comment !== undefined && { comment }),
+      setRefs,
+      targets,
+      jumps,
+      ...(afterTerminal !== undefined && { evalError: { message: 'Statement after terminal statement has no effect', span: afterTerminal.span, related: afterTerminal.terminal } }),
+      span: this.span(first, last),
+    };
   }
 
   private stmt(ctx: RuleCtx, before: readonly Stmt[]): Stmt {

@@ -10,7 +10,7 @@
  *    not use, statements a hook may not run, loops) and then aborts the whole batch.
  */
 import type { Command, Named, RawElement } from './commands.ts';
-import { automerge, checkConflicts, compareKeys, LocatedError, typeElement } from './elements.ts';
+import { automerge, checkConflicts, keyId, LocatedError, typeElement } from './elements.ts';
 import { NftError, type Diagnostic, type NftErrorCode, type Span } from './errors.ts';
 import { parse } from './parser.ts';
 import type { Chain, DataType, Element, Family, Hook, NftSet, NftVersion, Rule, Ruleset, Stmt, Table } from './types.ts';
@@ -53,7 +53,8 @@ interface WChain {
 
 interface WSet {
   set: NftSet;
-  elements: { el: Element; batch: number }[];
+  /** By {@link keyId}, in insertion order. */
+  elements: Map<string, { el: Element; batch: number }>;
 }
 
 interface WTable {
@@ -81,7 +82,7 @@ function fromTable(t: Table): WTable {
     handle: t.handle,
     ...(t.comment !== undefined && { comment: t.comment }),
     dormant: t.dormant,
-    sets: new Map(t.sets.map((s) => [s.name, { set: s, elements: s.elements.map((el) => ({ el, batch: -1 })) }])),
+    sets: new Map(t.sets.map((s) => [s.name, { set: s, elements: new Map(s.elements.map((el) => [keyId(el.key), { el, batch: -1 }])) }])),
     chains: new Map(
       t.chains.map((c) => [
         c.name,
@@ -102,7 +103,7 @@ function toTable(w: WTable, orig: Table | undefined): Table {
     handle: w.handle,
     ...(w.comment !== undefined && { comment: w.comment }),
     dormant: w.dormant,
-    sets: [...w.sets.values()].map((s) => ({ ...s.set, elements: s.elements.map((e) => e.el) })),
+    sets: [...w.sets.values()].map((s) => ({ ...s.set, elements: [...s.elements.values()].map((e) => e.el) })),
     chains: [...w.chains.values()].map((c) => ({
       name: c.name,
       handle: c.handle,
@@ -153,7 +154,7 @@ function successors(rule: Rule, t: WTable): { chain: string; batch: number }[] {
         }
       } else {
         const set = t.sets.get(s.lookup.map.name);
-        for (const { el, batch } of set?.elements ?? []) {
+        for (const { el, batch } of set?.elements.values() ?? []) {
           const v = el.data?.[0];
           if (v?.type === 'verdict' && (v.v.kind === 'jump' || v.v.kind === 'goto')) out.push({ chain: v.v.chain, batch });
         }
@@ -386,6 +387,8 @@ class Transaction {
   }
 
   private rule(cmd: Extract<Command, { kind: 'rule' }>, batch: number): void {
+    const ee = cmd.body.evalError;
+    if (ee !== undefined) throw new LocatedError(ee.message, ee.span, ee.related);
     // Userspace: every @set must exist (in the ruleset or earlier in this batch).
     const t0 = this.table(cmd.family, cmd.table.name);
     for (const ref of cmd.body.setRefs) {
@@ -468,7 +471,7 @@ class Transaction {
       ...(d.policy !== undefined && { policy: d.policy }),
       elements: [],
     };
-    const w: WSet = { set, elements: [] };
+    const w: WSet = { set, elements: new Map() };
     tt.sets.set(cmd.name.name, w);
     if (d.elements !== undefined) this.addElements(w, d.elements, batch, false);
   }
@@ -490,19 +493,22 @@ class Transaction {
     const s = w.set;
     if (s.autoMerge === true && s.flags.includes('interval') && s.keyType.length === 1) {
       const typedM = raws.map((r) => typeElement({ keyType: s.keyType }, r));
-      const merged = automerge([...w.elements.map((e) => e.el), ...typedM], s.keyType[0] as DataType);
-      w.elements = merged.map((el) => ({ el, batch }));
+      const merged = automerge([...[...w.elements.values()].map((e) => e.el), ...typedM], s.keyType[0] as DataType);
+      w.elements = new Map(merged.map((el) => [keyId(el.key), { el, batch }]));
       return;
     }
-    const typed = this.typeAll(raws, { keyType: s.keyType, ...(s.dataType !== undefined && { dataType: s.dataType }) }, s.flags.includes('interval'), w.elements.map((e) => e.el));
+    const typed = this.typeAll(raws, { keyType: s.keyType, ...(s.dataType !== undefined && { dataType: s.dataType }) }, s.flags.includes('interval'), s.flags.includes('interval') ? [...w.elements.values()].map((e) => e.el) : []);
     typed.forEach((el, i) => {
       const withCounter = s.counter && el.counter === undefined ? { ...el, counter: { packets: 0, bytes: 0 } } : el;
-      const at = w.elements.findIndex((e) => compareKeys(e.el.key, el.key) === 0);
-      if (at >= 0) {
-        if (exclusive) throw new KernelError('EEXIST', spans?.[i] ?? (raws[i] as RawElement).span);
+      const id = keyId(el.key);
+      const at = w.elements.get(id);
+      if (at !== undefined) {
+        const raw = raws[i] as RawElement;
+        // The kernel refuses an existing key under `create`, and under `add` when the data differs.
+        if (exclusive || JSON.stringify(at.el.data) !== JSON.stringify(el.data)) throw new KernelError('EEXIST', spans?.[i] ?? raw.keySpan ?? raw.span);
         return;
       }
-      w.elements.push({ el: withCounter, batch });
+      w.elements.set(id, { el: withCounter, batch });
     });
     w.set = { ...s };
   }
@@ -523,12 +529,12 @@ class Transaction {
     const s = w.set;
     for (const r of cmd.elements) {
       const el = typeElement({ keyType: s.keyType }, { key: r.key, span: r.span });
-      const at = w.elements.findIndex((e) => compareKeys(e.el.key, el.key) === 0);
-      if (at < 0) {
+      const id = keyId(el.key);
+      if (!w.elements.has(id)) {
         if (cmd.op === 'delete') throw new KernelError('ENOENT', r.span);
         continue;
       }
-      w.elements.splice(at, 1);
+      w.elements.delete(id);
     }
   }
 
@@ -591,7 +597,7 @@ class Transaction {
   private referenced(t: WTable, chain: string): boolean {
     for (const c of t.chains.values()) for (const r of c.rules) if (successors(r.rule, t).some((s) => s.chain === chain)) return true;
     for (const s of t.sets.values()) {
-      for (const { el } of s.elements) {
+      for (const { el } of s.elements.values()) {
         const v = el.data?.[0];
         if (v?.type === 'verdict' && (v.v.kind === 'jump' || v.v.kind === 'goto') && v.v.chain === chain) return true;
       }
@@ -621,7 +627,7 @@ class Transaction {
     }
     const s = t.sets.get(cmd.name.name);
     if (s === undefined) throw new KernelError('ENOENT', cmd.name.span);
-    s.elements = [];
+    s.elements = new Map();
   }
 }
 

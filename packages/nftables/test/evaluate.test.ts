@@ -241,7 +241,7 @@ describe('kube-proxy nftables ruleset', () => {
   });
 
   it('reaches a NodePort through the node address', () => {
-    const p = tcp({ daddr: ip('192.0.2.10'), dport: 30000 + 8 });
+    const p = tcp({ daddr: ip('192.0.2.10'), dport: 30000 + 2 });
     expect(evaluateHook(rs, p, ctx({ hook: 'prerouting' })).nat?.addr?.lo).toBe(ip(endpointIp(8, 0)));
   });
 });

@@ -1,14 +1,17 @@
 /**
- * `netsim replay [PATH…]`: run scenario files (default: every `*.yaml` in `scenarios/`), print a
- * table of scenario, controller, seed, expected and observed outcome and verdict, then the
- * numbered story of each violation. Exit 0 only when every scenario met its expectation, 1 when
- * one did not, 2 when a scenario could not be loaded or run.
+ * `netsim replay [PATH…]`: run scenario files (default: the incident scenarios shipped with the
+ * CLI), print a table of scenario, controller, seed, expected and observed outcome and verdict,
+ * then the numbered story of each violation. Exit 0 only when every scenario met its expectation,
+ * 1 when one did not, 2 when a scenario could not be loaded or run, a directory holds none, or
+ * the `--trace` file cannot be written (checked before anything runs).
  */
-import { readdirSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
 import { FUZZ_PROFILES, formatIssue, isScenarioError, loadScenarioFile, replay, type ReplayResult } from '@netsim/scenario';
 import { isSimError, toJsonLines, type SimScenario } from '@netsim/sim';
+import { displayPath, userPath } from '../cwd.ts';
 import { loadPlugins } from './registry.ts';
 
 export interface ReplayCliOptions {
@@ -42,7 +45,23 @@ interface Row {
   readonly error?: string;
 }
 
-/** Scenario files named by the arguments: files as given, directories as their sorted `*.yaml`/`*.yml`. */
+/**
+ * The incident scenarios shipped with the CLI: `dist/scenarios/` in the installed package (the
+ * build copies them there), the repository's `scenarios/` when running from source.
+ */
+export function bundledScenarios(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const shipped = join(here, '..', 'scenarios');
+  return existsSync(shipped) ? shipped : join(here, '..', '..', '..', '..', 'scenarios');
+}
+
+/** A directory given on the command line that holds no scenario file. */
+export class NoScenariosError extends Error {}
+
+/**
+ * Scenario files named by the arguments: files as given, directories as their sorted
+ * `*.yaml`/`*.yml` (a directory without any is an error: a typo must not pass as "all met").
+ */
 export function scenarioPaths(args: readonly string[]): string[] {
   const out: string[] = [];
   for (const a of args) {
@@ -53,16 +72,35 @@ export function scenarioPaths(args: readonly string[]): string[] {
       out.push(a); // loadScenarioFile reports the missing file with its name
       continue;
     }
-    if (!isDir) out.push(a);
-    else
-      out.push(
-        ...readdirSync(a)
-          .filter((f) => f.endsWith('.yaml') || f.endsWith('.yml'))
-          .sort()
-          .map((f) => join(a, f)),
-      );
+    if (!isDir) {
+      out.push(a);
+      continue;
+    }
+    const found = readdirSync(a)
+      .filter((f) => f.endsWith('.yaml') || f.endsWith('.yml'))
+      .sort()
+      .map((f) => join(a, f));
+    if (found.length === 0) throw new NoScenariosError(`${a}: no scenario files (*.yaml, *.yml) in this directory`);
+    out.push(...found);
   }
   return out;
+}
+
+/** Why a `--trace FILE` could not be written, or undefined when it can (checked before the run). */
+export function unwritableFile(path: string): string | undefined {
+  let st;
+  try {
+    st = statSync(path);
+  } catch {
+    const dir = dirname(path);
+    try {
+      if (!statSync(dir).isDirectory()) return `${path}: ${dir} is not a directory`;
+    } catch {
+      return `${path}: the directory ${dir} does not exist`;
+    }
+    return undefined;
+  }
+  return st.isDirectory() ? `${path}: is a directory, not a file` : undefined;
 }
 
 /** Pads columns to a plain-text table. */
@@ -90,9 +128,22 @@ function storyText(r: ReplayResult, full: boolean): string {
 
 /** Runs the command; returns the exit status. */
 export async function runReplay(paths: readonly string[], opts: ReplayCliOptions, io: Io = defaultIo): Promise<number> {
-  const plugins = await loadPlugins(opts.controllers, FUZZ_PROFILES);
-  const files = scenarioPaths(paths.length > 0 ? paths : ['scenarios']);
   const traceToStdout = opts.trace === true || opts.trace === '-';
+  const traceFile = typeof opts.trace === 'string' && !traceToStdout ? userPath(opts.trace) : undefined;
+  const problem = traceFile === undefined ? undefined : unwritableFile(traceFile);
+  if (problem !== undefined) {
+    io.stderr(`netsim replay: --trace ${problem}\n`);
+    return 2;
+  }
+  let files: string[];
+  try {
+    files = paths.length > 0 ? scenarioPaths(paths.map(userPath)).map(displayPath) : scenarioPaths([bundledScenarios()]);
+  } catch (e) {
+    if (!(e instanceof NoScenariosError)) throw e;
+    io.stderr(`netsim replay: ${displayPath(e.message)}\n`);
+    return 2;
+  }
+  const plugins = await loadPlugins(opts.controllers, FUZZ_PROFILES);
   // With the trace on stdout, the human report goes to stderr so the JSON lines stay clean.
   const out = traceToStdout ? io.stderr : io.stdout;
   let trace = '';
@@ -114,7 +165,7 @@ export async function runReplay(paths: readonly string[], opts: ReplayCliOptions
   }
   if (opts.trace !== undefined) {
     if (traceToStdout) io.stdout(trace);
-    else writeFileSync(opts.trace, trace);
+    else if (traceFile !== undefined) writeFileSync(traceFile, trace);
   }
   const failed = rows.filter((r) => r.verdict !== 'met');
   const status = rows.some((r) => r.verdict === 'error') ? 2 : failed.length > 0 ? 1 : 0;
@@ -140,7 +191,8 @@ export async function runReplay(paths: readonly string[], opts: ReplayCliOptions
   }
   out(formatTable(['scenario', 'controller', 'seed', 'expected', 'observed', 'verdict'], rows.map((r) => [r.name, r.controller, r.seed === undefined ? '' : String(r.seed), r.expected, r.observed, r.verdict])));
   for (const r of rows) {
-    if (r.error !== undefined) out(`\n${r.path} could not be run:\n${r.error}\n`);
+    // The reason goes to stderr: a report on stdout (or a trace) never carries error text.
+    if (r.error !== undefined) io.stderr(`${r.path} could not be run:\n${r.error}\n`);
     const res = r.result;
     if (res === undefined) continue;
     if (res.outcome.status !== 'ok' || opts.stories === true) out(`\n${r.name} (${r.controller}, seed ${res.seed}): ${res.observed}\n${storyText(res, opts.fullStory === true)}\n`);
@@ -160,7 +212,7 @@ function seedArg(v: string): number {
 /** The `replay` command. */
 export function replayCommand(): Command {
   return new Command('replay')
-    .description('run scenario files and check each against its expectation (default: scenarios/)')
+    .description('run scenario files and check each against its expectation (default: the incident scenarios shipped with netsim)')
     .argument('[paths...]', 'scenario files or directories of them', [])
     .option('--seed <n>', 'run every scenario with this seed instead of its own', seedArg)
     .option('--trace [file]', 'write the JSON-lines trace of every run to FILE (or stdout when no file or "-")')

@@ -55,7 +55,7 @@ describe('netsim replay', () => {
     writeFileSync(join(dir, 'b-good.yaml'), readFileSync(toyYaml, 'utf8'));
     const c = capture();
     expect(await runReplay([dir], { controllers: toy }, c.io)).toBe(2);
-    expect(c.out()).toContain(`${join(dir, 'a-broken.yaml')} could not be run:\n${join(dir, 'a-broken.yaml')}:16:11: timeline[0].at: expected a duration like "40ms" or "2s", got "soon"\n`);
+    expect(c.err()).toContain(`${join(dir, 'a-broken.yaml')} could not be run:\n${join(dir, 'a-broken.yaml')}:16:11: timeline[0].at: expected a duration like "40ms" or "2s", got "soon"\n`);
     expect(c.out()).toMatch(/^toy-recreate-in-watch-gap .* met$/m);
     expect(c.out()).toContain('1 of 2 scenarios met their expectations');
   });
@@ -65,7 +65,7 @@ describe('netsim replay', () => {
     writeFileSync(join(dir, 'x.yaml'), readFileSync(toyYaml, 'utf8').replace('name: toy-dnat:faulty', 'name: nope:faulty'));
     const c = capture();
     expect(await runReplay([dir], { controllers: toy }, c.io)).toBe(2);
-    expect(c.out()).toMatch(/scenario controller "nope:faulty" is not registered \(registered: .*toy-dnat:faulty/);
+    expect(c.err()).toMatch(/scenario controller "nope:faulty" is not registered \(registered: .*toy-dnat:faulty/);
   });
 
   it('should print a JSON report with --json', async () => {
@@ -98,7 +98,7 @@ describe('netsim replay', () => {
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('netsim replay: 1 scenario, seed 7 (--seed)');
     const bad = spawnSync(process.execPath, ['--import', 'tsx', 'packages/cli/src/bin.ts', 'replay', '--seed', 'x'], { cwd: root, encoding: 'utf8' });
-    expect(bad.status).toBe(1);
+    expect(bad.status).toBe(2);
     expect(bad.stderr).toContain("error: option '--seed <n>' argument 'x' is invalid. expected a non-negative integer, got \"x\"");
   }, 30_000);
 });

@@ -171,8 +171,38 @@ const unknownMatch: fc.Arbitrary<Match> = fc.constantFrom<Match>(
   { kind: 'unknown', module: 'limit', args: ['--limit', '3/min', '--limit-burst', '7'] },
   { kind: 'unknown', module: 'pkttype', args: ['!', '--pkt-type', 'unicast'] },
   { kind: 'unknown', module: 'ttl', args: ['--ttl-eq', '1'] },
-  { kind: 'unknown', module: 'recent', args: ['--rcheck', '--seconds', '60', '--name', 'ssh', '--mask', '255.255.255.255', '--rsource'] },
 );
+
+/** `-m recent` in the combinations the kernel loads (`--set`/`--remove` take no condition). */
+const recentMatch: fc.Arbitrary<Match> = fc
+  .record({
+    mode: fc.constantFrom('set' as const, 'rcheck' as const, 'update' as const, 'remove' as const),
+    negate: rare(4),
+    // Up to 2^31-1: the real tool prints larger ones negative, which it cannot read back.
+    seconds: fc.option(fc.integer({ min: 1, max: 0x7fffffff }), { nil: undefined }),
+    reap: fc.boolean(),
+    hitcount: fc.constantFrom(0, 0, 1, 2, 20),
+    rttl: rare(3),
+    name: fc.constantFrom('DEFAULT', 'KUBE-SEP-ABCDEF', 'ssh'),
+    mask: fc.constantFrom(0xffffffff, 0xffffff00, 0),
+    side: fc.constantFrom('source' as const, 'dest' as const),
+  })
+  .map((r): Match => {
+    const check = r.mode === 'rcheck' || r.mode === 'update';
+    const seconds = check ? r.seconds : undefined;
+    return {
+      kind: 'recent',
+      mode: r.mode,
+      negate: r.negate,
+      ...(seconds !== undefined && { seconds }),
+      reap: seconds !== undefined && r.reap,
+      hitcount: check ? r.hitcount : 0,
+      rttl: check && r.rttl,
+      name: r.name,
+      mask: r.mask as Ipv4,
+      side: r.side,
+    };
+  });
 
 /** Matches that do not depend on the rule's protocol; `-m set` only with `ipsets` to name. */
 function plainMatchFor(ipsets: readonly string[] | undefined): fc.Arbitrary<Match> {
@@ -220,6 +250,7 @@ const plainMatch: fc.Arbitrary<Match> = fc.oneof(
     .filter((m) => m.srcRange !== undefined || m.dstRange !== undefined)
     .map((m) => ({ kind: 'iprange' as const, ...m })),
   unknownMatch,
+  recentMatch,
 );
 
 /** The matches of a rule with protocol `proto`: at most one tcp/udp/icmp match, anywhere in the list. */

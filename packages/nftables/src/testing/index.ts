@@ -3,4 +3,4 @@
  *
  * @packageDocumentation
  */
-export { clusterIp, endpointChain, endpointIp, fakeHash, kubeProxyFullSync, kubeProxyPartialSync, serviceChain, type KubeProxyNftOptions } from './kubeProxy.ts';
+export { clusterIp, endpointChain, endpointIp, fakeHash, kubeProxyFullSync, kubeProxyPartialSync, nodePortOf, serviceChain, type KubeProxyNftOptions } from './kubeProxy.ts';

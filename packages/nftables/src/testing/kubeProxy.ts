@@ -117,10 +117,15 @@ add rule ip kube-proxy service-endpoints-check ip daddr . meta l4proto . th dpor
 add element ip kube-proxy nodeport-ips { 192.0.2.10 }
 `;
 
+/** The NodePort of Service `i`, if it is one: every `every`-th Service, numbered up from 30000. */
+export function nodePortOf(i: number, every: number): number | undefined {
+  return every > 0 && i % every === 0 ? 30000 + (Math.floor(i / every) % 2768) : undefined;
+}
+
 function serviceLines(i: number, o: Required<KubeProxyNftOptions>, out: string[], full: boolean): void {
   const cip = clusterIp(i);
   const name = `ns${i % 7}/svc${i}`;
-  const nodePort = o.nodePortEvery > 0 && i % o.nodePortEvery === 0 ? 30000 + (i % 2768) : undefined;
+  const nodePort = nodePortOf(i, o.nodePortEvery);
   out.push(`add element ip kube-proxy cluster-ips { ${cip} }`);
   if (o.noEndpointsEvery > 0 && i % o.noEndpointsEvery === o.noEndpointsEvery - 1) {
     out.push(`add element ip kube-proxy no-endpoint-services { ${cip} . tcp . 80 comment "${name}:p80" : goto reject-chain }`);
@@ -172,7 +177,7 @@ export function kubeProxyPartialSync(opts: KubeProxyNftOptions & { readonly chan
   const name = `ns${opts.changed % 7}/svc${opts.changed}`;
   out.push(`delete element ip kube-proxy service-ips { ${cip} . tcp . 80 }`);
   out.push(`add element ip kube-proxy no-endpoint-services { ${cip} . tcp . 80 comment "${name}:p80" : goto reject-chain }`);
-  const nodePort = o.nodePortEvery > 0 && opts.changed % o.nodePortEvery === 0 ? 30000 + (opts.changed % 2768) : undefined;
+  const nodePort = nodePortOf(opts.changed, o.nodePortEvery);
   if (nodePort !== undefined) out.push(`delete element ip kube-proxy service-nodeports { tcp . ${nodePort} }`);
   const svc = serviceChain(opts.changed);
   out.push(`flush chain ip kube-proxy ${svc}`);

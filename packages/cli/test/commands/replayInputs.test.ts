@@ -1,0 +1,54 @@
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { bundledScenarios, runReplay } from '../../src/commands/replay.ts';
+import { userCwd } from '../../src/cwd.ts';
+
+function capture(): { io: { stdout: (s: string) => void; stderr: (s: string) => void }; out: () => string; err: () => string } {
+  let out = '';
+  let err = '';
+  return { io: { stdout: (s) => void (out += s), stderr: (s) => void (err += s) }, out: () => out, err: () => err };
+}
+
+function tmp(): string {
+  return mkdtempSync(join(tmpdir(), 'netsim-replay-inputs-'));
+}
+
+describe('netsim replay inputs', () => {
+  it('should default to the incident scenarios shipped with the CLI', () => {
+    const files = readdirSync(bundledScenarios()).filter((f) => f.endsWith('.yaml'));
+    expect(files).toContain('npl-recreate-in-watch-gap-faulty.yaml');
+  });
+
+  it('should exit 2 on a directory without scenarios, saying so on stderr only', async () => {
+    const dir = tmp();
+    const c = capture();
+    expect(await runReplay([dir], {}, c.io)).toBe(2);
+    expect(c.err()).toBe(`netsim replay: ${dir}: no scenario files (*.yaml, *.yml) in this directory\n`);
+    expect(c.out()).toBe('');
+  });
+
+  it('should exit 2 before running anything when --trace points into a missing directory or at a directory', async () => {
+    const dir = tmp();
+    const missing = capture();
+    expect(await runReplay([dir], { trace: join(dir, 'nope', 'trace.jsonl') }, missing.io)).toBe(2);
+    expect(missing.err()).toBe(`netsim replay: --trace ${join(dir, 'nope', 'trace.jsonl')}: the directory ${join(dir, 'nope')} does not exist\n`);
+    mkdirSync(join(dir, 'sub'));
+    const isDir = capture();
+    expect(await runReplay([dir], { trace: join(dir, 'sub') }, isDir.io)).toBe(2);
+    expect(isDir.err()).toBe(`netsim replay: --trace ${join(dir, 'sub')}: is a directory, not a file\n`);
+    writeFileSync(join(dir, 'file'), '');
+    const underFile = capture();
+    expect(await runReplay([dir], { trace: join(dir, 'file', 't.jsonl') }, underFile.io)).toBe(2);
+    expect(underFile.err()).toBe(`netsim replay: --trace ${join(dir, 'file', 't.jsonl')}: ${join(dir, 'file')} is not a directory\n`);
+    expect(missing.out() + isDir.out() + underFile.out()).toBe('');
+  });
+
+  it("should resolve paths from INIT_CWD when a package script started it in the package's directory", () => {
+    expect(userCwd({ INIT_CWD: '/home/u/repo/sub', npm_package_json: '/home/u/repo/package.json' }, '/home/u/repo')).toBe('/home/u/repo/sub');
+    // The script changed directory itself: its own directory wins.
+    expect(userCwd({ INIT_CWD: '/home/u/repo', npm_package_json: '/home/u/repo/package.json' }, '/home/u/repo/sub')).toBe('/home/u/repo/sub');
+    expect(userCwd({}, '/work')).toBe('/work');
+  });
+});
