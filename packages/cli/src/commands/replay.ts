@@ -22,6 +22,8 @@ export interface ReplayCliOptions {
   /** Print the story of every scenario, not only of violations and findings. */
   readonly stories?: boolean;
   readonly controllers?: string;
+  /** The widest the table may be (default: the terminal's width, 100 when not a terminal). */
+  readonly width?: number;
 }
 
 /** Where the command writes (tests capture it). */
@@ -103,11 +105,76 @@ export function unwritableFile(path: string): string | undefined {
   return st.isDirectory() ? `${path}: is a directory, not a file` : undefined;
 }
 
-/** Pads columns to a plain-text table. */
-export function formatTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]): string => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd();
-  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n') + '\n';
+/**
+ * A plain-text table no wider than `maxWidth`, as its header lines and each row's lines: when the
+ * natural widths do not fit, the widest columns narrow first and their cells wrap at spaces onto
+ * continuation lines (a word longer than its column is cut), so nothing is lost.
+ */
+export function tableLines(header: readonly string[], rows: readonly (readonly string[])[], maxWidth = Number.POSITIVE_INFINITY): { head: string[]; rows: string[][] } {
+  const all = [header, ...rows];
+  const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
+  const gap = 2;
+  const total = (): number => widths.reduce((a, b) => a + b, 0) + gap * (widths.length - 1);
+  const floor = header.map((h) => Math.max(h.length, 4));
+  while (total() > maxWidth) {
+    let widest = -1;
+    for (let i = 0; i < widths.length; i++) if ((widths[i] ?? 0) > (floor[i] ?? 0) && (widest < 0 || (widths[i] ?? 0) > (widths[widest] ?? 0))) widest = i;
+    if (widest < 0) break;
+    widths[widest] = (widths[widest] ?? 0) - 1;
+  }
+  const lines = (cells: readonly string[]): string[] => {
+    const wrapped = cells.map((c, i) => wrap(c, widths[i] ?? c.length));
+    const height = Math.max(...wrapped.map((w) => w.length));
+    const out: string[] = [];
+    for (let l = 0; l < height; l++) out.push(wrapped.map((w, i) => (i === wrapped.length - 1 ? (w[l] ?? '') : (w[l] ?? '').padEnd(widths[i] ?? 0))).join(' '.repeat(gap)).trimEnd());
+    return out;
+  };
+  return { head: [...lines(header), widths.map((w) => '-'.repeat(w)).join(' '.repeat(gap))], rows: rows.map(lines) };
+}
+
+/** Pads columns to a plain-text table (see {@link tableLines}). */
+export function formatTable(header: readonly string[], rows: readonly (readonly string[])[], maxWidth = Number.POSITIVE_INFINITY): string {
+  const t = tableLines(header, rows, maxWidth);
+  return [...t.head, ...t.rows.flat()].join('\n') + '\n';
+}
+
+/**
+ * The replay report's table. When all six columns fit in `width` they are one row per scenario;
+ * otherwise each row keeps scenario, controller, seed and verdict, and the expected and observed
+ * outcomes follow on their own indented lines, so a 100-column terminal shows every word.
+ */
+export function replayTable(rows: readonly (readonly [name: string, controller: string, seed: string, expected: string, observed: string, verdict: string])[], width: number): string {
+  const wide = formatTable(['scenario', 'controller', 'seed', 'expected', 'observed', 'verdict'], rows);
+  if (wide.split('\n').every((l) => l.length <= width)) return wide;
+  const t = tableLines(['scenario', 'controller', 'seed', 'verdict'], rows.map((r) => [r[0], r[1], r[2], r[5]]), width);
+  const detail = (label: string, text: string): string[] => wrap(text, Math.max(20, width - 13)).map((l, i) => `${i === 0 ? `    ${label}` : ' '.repeat(13)}${l}`);
+  return [...t.head, ...t.rows.flatMap((lines, i) => [...lines, ...detail('expected ', rows[i]?.[3] ?? ''), ...detail('observed ', rows[i]?.[4] ?? '')])].join('\n') + '\n';
+}
+
+/** Word-wraps one cell to `width` columns. */
+function wrap(text: string, width: number): string[] {
+  if (text.length <= width) return [text];
+  const out: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    let w = word;
+    while (w.length > width) {
+      if (line !== '') {
+        out.push(line);
+        line = '';
+      }
+      out.push(w.slice(0, width));
+      w = w.slice(width);
+    }
+    if (line === '') line = w;
+    else if (line.length + 1 + w.length <= width) line += ` ${w}`;
+    else {
+      out.push(line);
+      line = w;
+    }
+  }
+  if (line !== '') out.push(line);
+  return out;
 }
 
 const STORY_TAIL = 30;
@@ -189,7 +256,8 @@ export async function runReplay(paths: readonly string[], opts: ReplayCliOptions
     io.stdout(`${JSON.stringify(report, null, 2)}\n`);
     return status;
   }
-  out(formatTable(['scenario', 'controller', 'seed', 'expected', 'observed', 'verdict'], rows.map((r) => [r.name, r.controller, r.seed === undefined ? '' : String(r.seed), r.expected, r.observed, r.verdict])));
+  const width = opts.width ?? (process.stdout.isTTY && process.stdout.columns > 0 ? process.stdout.columns : 100);
+  out(replayTable(rows.map((r) => [r.name, r.controller, r.seed === undefined ? '' : String(r.seed), r.expected, r.observed, r.verdict] as const), width));
   for (const r of rows) {
     // The reason goes to stderr: a report on stdout (or a trace) never carries error text.
     if (r.error !== undefined) io.stderr(`${r.path} could not be run:\n${r.error}\n`);

@@ -25,7 +25,7 @@ function tmp(): string {
 describe('netsim replay', () => {
   it('should print the seed, a table row per scenario and the story of each violation, and exit 0 when every expectation is met', async () => {
     const c = capture();
-    expect(await runReplay([fixtures], { controllers: toy }, c.io)).toBe(0);
+    expect(await runReplay([fixtures], { controllers: toy, width: 200 }, c.io)).toBe(0);
     const out = c.out();
     expect(out.split('\n')[0]).toBe('netsim replay: 1 scenario, each with the seed in its file');
     expect(out).toMatch(/^scenario {19}controller {7}seed {2}expected {30}observed {29}verdict$/m);
@@ -41,7 +41,7 @@ describe('netsim replay', () => {
     const path = join(dir, 'fixed.yaml');
     writeFileSync(path, readFileSync(toyYaml, 'utf8').replace('name: toy-dnat:faulty', 'name: toy-dnat:fixed'));
     const c = capture();
-    expect(await runReplay([path], { controllers: toy, seed: 11 }, c.io)).toBe(1);
+    expect(await runReplay([path], { controllers: toy, seed: 11, width: 200 }, c.io)).toBe(1);
     const out = c.out();
     expect(out.split('\n')[0]).toBe('netsim replay: 1 scenario, seed 11 (--seed)');
     expect(out).toMatch(/ {2}invariants hold {2}NOT MET$/m);

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bundledScenarios, runReplay } from '../../src/commands/replay.ts';
+import { bundledScenarios, runReplay, tableLines } from '../../src/commands/replay.ts';
 import { userCwd } from '../../src/cwd.ts';
 
 function capture(): { io: { stdout: (s: string) => void; stderr: (s: string) => void }; out: () => string; err: () => string } {
@@ -50,5 +50,21 @@ describe('netsim replay inputs', () => {
     // The script changed directory itself: its own directory wins.
     expect(userCwd({ INIT_CWD: '/home/u/repo', npm_package_json: '/home/u/repo/package.json' }, '/home/u/repo/sub')).toBe('/home/u/repo/sub');
     expect(userCwd({}, '/work')).toBe('/work');
+  });
+});
+
+describe('netsim replay table', () => {
+  it('should fit a 100-column terminal: the outcomes move under their row when six columns do not fit', async () => {
+    const c = capture();
+    expect(await runReplay([bundledScenarios()], { width: 100 }, c.io)).toBe(0);
+    const table = c.out().split('\n\n')[1] ?? '';
+    expect(table.split('\n').every((l) => l.length <= 100)).toBe(true);
+    expect(table).toMatch(/^flannel-restart-empties-chain-faulty +flannel:faulty +1 +met\n {4}expected violation "FLANNEL-POSTRTG never empty once programmed" in 13s\.\.14s\n {4}observed violation "FLANNEL-POSTRTG never empty once programmed" at 13016ms$/m);
+  });
+
+  it('should wrap a cell at spaces when even the narrow table is too wide', () => {
+    const t = tableLines(['a', 'b'], [['one two three four', 'x']], 12);
+    expect(t.rows[0]).toEqual(['one two    x', 'three', 'four']);
+    expect([...t.head, ...(t.rows[0] ?? [])].every((l) => l.length <= 12)).toBe(true);
   });
 });
