@@ -29,7 +29,7 @@ export function checkCase(lab: Lab, c: NfCase, legacy?: Lab): Checked {
   const result = runNfCase(lab, c);
   if (result.undecided !== null) return { result, verdict: { kind: 'undecided', reason: result.undecided } };
   if (result.diffs.length === 0) return { result, verdict: { kind: 'agree' } };
-  const candidates = knownCandidates(c);
+  const candidates = knownCandidates(c, result.diffs);
   if (candidates.length === 0) return { result, verdict: { kind: 'new' } };
   if (legacy === undefined) return { result, verdict: { kind: 'known', known: candidates[0] as KnownDisagreement, confirmed: false } };
   const onLegacy = runNfCase(legacy, c);

@@ -73,3 +73,12 @@ export function checkLegacy(): EnvironmentCheck {
   }
   return { ok: true };
 }
+
+/**
+ * In CI (`CI=true`) the kernel comparison is required: a machine that cannot run it is an error
+ * there (the message says why), not a skip. `NETSIM_CONFORMANCE=off` still opts out on purpose.
+ */
+export function requiredButUnavailable(env: EnvironmentCheck, vars: { readonly [k: string]: string | undefined }): string | undefined {
+  if (env.ok || vars['CI'] !== 'true' || vars['NETSIM_CONFORMANCE'] === 'off') return undefined;
+  return `@netsim/conformance: the kernel comparison is required in CI (CI=true) but cannot run: ${env.reason}`;
+}

@@ -5,6 +5,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { formatSave, parseSave, TABLE_NAMES, type Ruleset } from '@netsim/netfilter';
 import { explainLine, lineDiff, roundTripThroughKernel, type KnownFormatIssue } from './formatCheck.ts';
@@ -12,8 +13,14 @@ import { injectionArb, type NfCase } from './generate.ts';
 import type { Lab } from './lab.ts';
 import { runNfCase, type CaseResult } from './runner.ts';
 
-/** Where the team's recorded dumps live. */
-export const FIXTURE_DIR = '/work/shared/fixtures/iptables-save';
+/** Where the recorded dumps live: `fixtures/iptables-save/` of this package. */
+export const FIXTURE_DIR = fileURLToPath(new URL('../fixtures/iptables-save/', import.meta.url));
+
+/**
+ * The most generated packets, per 30, a fixture may leave undecided (a module netsim does not
+ * evaluate): above it the comparison says too little and the test fails.
+ */
+export const MAX_UNDECIDED_PER_30 = 18;
 
 export interface Fixture {
   readonly name: string;

@@ -319,7 +319,8 @@ export function rulesetArb(profile: Profile, packet?: PacketSpec): fc.Arbitrary<
     .map(([raw, mangle, nat, filter]) => ({ tables: { raw, mangle, nat, filter } }));
 }
 
-const TCP_FLAGS = [TCP.SYN, TCP.SYN, TCP.SYN, TCP.ACK, TCP.ACK | TCP.PSH, TCP.SYN | TCP.ACK, TCP.RST, TCP.FIN | TCP.ACK, 0] as const;
+// The common shapes, plus combinations conntrack refuses (tcp_valid_flags) and ones it accepts with URG, PSH, ECE or CWR.
+const TCP_FLAGS = [TCP.SYN, TCP.SYN, TCP.SYN, TCP.ACK, TCP.ACK | TCP.PSH, TCP.SYN | TCP.ACK, TCP.RST, TCP.FIN | TCP.ACK, 0, TCP.SYN | TCP.FIN, TCP.SYN | TCP.RST, TCP.FIN, TCP.URG | TCP.PSH | TCP.FIN, TCP.SYN | TCP.URG, TCP.SYN | TCP.ECE | TCP.CWR, TCP.SYN | TCP.ACK | TCP.URG] as const;
 
 function packetArb(src: fc.Arbitrary<Ipv4>, dst: (proto: number) => fc.Arbitrary<Ipv4>): fc.Arbitrary<PacketSpec> {
   return fc

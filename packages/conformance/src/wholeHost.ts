@@ -21,7 +21,7 @@ import { UDP_LISTEN_PORTS } from './lab.ts';
 import { counterKey, describeConntrack, describeEgress, diffOutcomes, fromKernel, sortKeys, type Outcome } from './outcome.ts';
 import { injectedPacket } from './pathModel.ts';
 import { PROTO_ICMP, PROTO_TCP, PROTO_UDP, TCP, type PacketSpec, type ParsedIpv4 } from './packet.ts';
-import { KNOWN_DISAGREEMENTS } from './known.ts';
+import { KNOWN_DISAGREEMENTS, knownCandidates } from './known.ts';
 import { parseConntrack } from './readback.ts';
 import { renderRestore } from './render.ts';
 import { ifaceByName, PEERS, type PeerName, type Topology } from './topology.ts';
@@ -251,7 +251,7 @@ export interface KnownHostIssue {
 export const KNOWN_HOST_ISSUES: readonly KnownHostIssue[] = KNOWN_DISAGREEMENTS.filter((k) => k.legacyAgrees).map((k) => ({
   id: k.id,
   reason: k.reason,
-  applies: (c: HostCase) => k.applies(c),
+  applies: (c: HostCase, r: HostCaseResult) => knownCandidates(c, r.steps.flatMap((s) => s.diffs)).includes(k),
   legacyAgrees: k.legacyAgrees,
 }));
 

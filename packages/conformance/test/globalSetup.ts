@@ -4,7 +4,7 @@
  * saying why not when it cannot. Test files read the result with `inject('conformanceEnv')`.
  */
 import type { TestProject } from 'vitest/node';
-import { checkEnvironment, checkLegacy, type EnvironmentCheck } from '../src/environment.ts';
+import { checkEnvironment, checkLegacy, requiredButUnavailable, type EnvironmentCheck } from '../src/environment.ts';
 import { removeStaleNetns } from '../src/netns.ts';
 
 declare module 'vitest' {
@@ -25,6 +25,9 @@ export default function setup(project: TestProject): void {
       env = { ok: false, reason: `could not remove stale namespaces: ${e instanceof Error ? e.message : String(e)}` };
     }
   }
+  // CI runs as root with namespaces: the kernel suite is required there, a skip fails the run.
+  const required = requiredButUnavailable(env, process.env);
+  if (required !== undefined) throw new Error(required);
   if (!env.ok) console.log(`@netsim/conformance: kernel comparison SKIPPED: ${env.reason}`);
   project.provide('conformanceEnv', env);
   project.provide('conformanceLegacy', env.ok ? checkLegacy() : env);

@@ -4,6 +4,7 @@ import { checkCase } from '../src/campaign.ts';
 import type { NfCase } from '../src/generate.ts';
 import { KNOWN_DISAGREEMENTS, knownCandidates } from '../src/known.ts';
 import { Lab } from '../src/lab.ts';
+import { requiredButUnavailable } from '../src/environment.ts';
 import { runNfCase } from '../src/runner.ts';
 import { PROTO_UDP } from '../src/packet.ts';
 
@@ -58,8 +59,15 @@ describe('known disagreements', () => {
   });
 
   it('should recognise the inverted port pair only when both single ports are negated', () => {
-    expect(knownCandidates(bothInverted).map((k) => k.id)).toEqual(['nft-inverted-port-pair']);
-    expect(knownCandidates(oneInverted)).toEqual([]);
+    const diff = ['counter raw PREROUTING #1: kernel 1, netsim 0'];
+    expect(knownCandidates(bothInverted, diff).map((k) => k.id)).toEqual(['nft-inverted-port-pair']);
+    expect(knownCandidates(oneInverted, diff)).toEqual([]);
+  });
+
+  it('should explain only a difference in the counter of the rule holding the pattern, not one elsewhere in the case', () => {
+    expect(knownCandidates(bothInverted, ['counter raw PREROUTING #2: kernel 1, netsim 0'])).toEqual([]);
+    expect(knownCandidates(bothInverted, ['egress: kernel [], netsim [eth0 udp 198.19.0.7:40001 > 198.18.0.5:443]'])).toEqual([]);
+    expect(knownCandidates(bothInverted, ['egress: kernel [], netsim [x]', 'counter raw PREROUTING #1: kernel 1, netsim 0']).map((k) => k.id)).toEqual(['nft-inverted-port-pair']);
   });
 
 
@@ -115,5 +123,15 @@ describe.skipIf(!env.ok || !legacyEnv.ok)('known disagreement nft-inverted-port-
       expect(checked.verdict.confirmed).toBe(true);
       expect(checked.result.diffs).toEqual(['counter raw PREROUTING #1: kernel 1, netsim 0']);
     }
+  });
+});
+
+describe('the kernel suite in CI', () => {
+  it('should be an error, not a skip, when CI=true and the machine cannot run it', () => {
+    const missing = { ok: false as const, reason: 'not running as root (uid 1000)' };
+    expect(requiredButUnavailable(missing, { CI: 'true' })).toBe('@netsim/conformance: the kernel comparison is required in CI (CI=true) but cannot run: not running as root (uid 1000)');
+    expect(requiredButUnavailable(missing, {})).toBeUndefined();
+    expect(requiredButUnavailable(missing, { CI: 'true', NETSIM_CONFORMANCE: 'off' })).toBeUndefined();
+    expect(requiredButUnavailable({ ok: true }, { CI: 'true' })).toBeUndefined();
   });
 });

@@ -119,6 +119,10 @@ export function formatTcpFlags(flags: number): string {
   if ((flags & TCP_RST) !== 0) out.push('RST');
   if ((flags & TCP_PSH) !== 0) out.push('PSH');
   if ((flags & TCP_ACK) !== 0) out.push('ACK');
+  // URG, ECE and CWR travel through the datapath untouched; the view must show them too.
+  if ((flags & 0x20) !== 0) out.push('URG');
+  if ((flags & 0x40) !== 0) out.push('ECE');
+  if ((flags & 0x80) !== 0) out.push('CWR');
   return out.join(',');
 }
 

@@ -130,3 +130,11 @@ describe('REJECT --reject-with tcp-reset and the rejected connection (as recorde
     expect(r.conntrack).toEqual(['tcp      6 120 SYN_SENT src=192.0.2.1 dst=192.0.2.1 sport=40000 dport=80 [UNREPLIED] src=192.0.2.1 dst=192.0.2.1 sport=80 dport=40000 mark=0 use=1']);
   });
 });
+
+describe('TCP flags the datapath carries', () => {
+  it('should forward URG, ECE and CWR untouched and show them in the trace (the conformance campaign caught their loss)', () => {
+    const host = parseHostFile(HOST, 'node.host');
+    const r = traceHostPacket(host, makePacket({ src: ip('192.0.2.2'), dst: ip('198.18.0.5'), proto: 6, sport: 40000, dport: 80, tcpFlags: F.SYN | F.ACK | F.URG | F.ECE | F.CWR, inIface: 'eth0' }), { rng: seeded(1) });
+    expect(r.trace.filter((s) => s.kind === 'fate').map((s) => (s.kind === 'fate' ? s.packet.flags : ''))).toEqual(['SYN,ACK,URG,ECE,CWR']);
+  });
+});
