@@ -15,7 +15,8 @@ export const ALLOWED_IMPORTS: { readonly [pkg: string]: readonly string[] } = {
   controllers: ['sim', 'netfilter', 'kube'],
   scenario: ['sim', 'check', 'controllers', 'netfilter', 'kernel', 'kube'],
   conformance: ['netfilter', 'kernel'],
-  cli: ['netfilter', 'nftables', 'kernel', 'kube', 'sim', 'check', 'controllers', 'scenario'],
+  report: ['sim'],
+  cli: ['netfilter', 'nftables', 'kernel', 'kube', 'sim', 'check', 'controllers', 'scenario', 'report'],
 };
 
 export interface LayerViolation {

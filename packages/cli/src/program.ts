@@ -10,6 +10,7 @@ import { fuzzCommand } from './commands/fuzz.ts';
 import { replayCommand } from './commands/replay.ts';
 import { traceCommand } from './commands/trace.ts';
 import { registerNftCommand } from './commands/nft.ts';
+import { reportCommand } from './commands/report.ts';
 import { EXIT, UsageError, messageOf } from './errors.ts';
 
 function version(): string {
@@ -26,6 +27,7 @@ export function program(): Command {
   // scenario: replay and fuzz
   p.addCommand(replayCommand());
   p.addCommand(fuzzCommand());
+  p.addCommand(reportCommand());
   return p;
 }
 

@@ -68,6 +68,7 @@ export const ALL_HOOKS = 31;
  * clamping (xt_CLASSIFY's and xt_TCPMSS's checks; checked against 1.8.9, through user chains too).
  */
 const LATE_HOOKS: readonly Hook[] = ['FORWARD', 'OUTPUT', 'POSTROUTING'];
+const RPFILTER_HOOKS: readonly Hook[] = ['PREROUTING'];
 
 function unknownTargetHooks(t: Extract<Target, { kind: 'unknown' }>): readonly Hook[] | undefined {
   if (t.name === 'CLASSIFY') return LATE_HOOKS;
@@ -88,6 +89,11 @@ export function ruleHooks(rule: Rule): readonly Hook[] | undefined {
   const matches = rule.matches;
   for (let k = 0; k < matches.length; k++) {
     const m = matches[k] as Rule['matches'][number];
+    if (m.kind === 'unknown' && m.module === 'rpfilter') {
+      // xt_rpfilter is registered for PREROUTING only.
+      hooks = hooks === undefined ? RPFILTER_HOOKS : hooks.filter((h) => h === 'PREROUTING');
+      continue;
+    }
     if (m.kind !== 'addrtype') continue;
     const limit: readonly Hook[] | undefined = m.limitIfaceIn
       ? ['PREROUTING', 'INPUT', 'FORWARD']
@@ -113,6 +119,9 @@ export function ruleHookMask(rule: Rule): number {
  * (DNAT outside nat, …). Jumps and verdicts need no lookup: no target module has their names.
  */
 export function refusedInTable(rule: Rule, table: TableName): boolean {
+  if (table !== 'raw' && table !== 'mangle') {
+    for (const m of rule.matches) if (m.kind === 'unknown' && m.module === 'rpfilter') return true;
+  }
   const kind = rule.target?.kind;
   if (kind === undefined || kind === 'jump' || kind === 'goto' || kind === 'ACCEPT' || kind === 'DROP' || kind === 'RETURN') return false;
   const tables = targetModule(kind)?.tables;

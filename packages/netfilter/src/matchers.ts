@@ -333,6 +333,8 @@ export function compileMatch(m: Match, rule: Rule): ModTest | null {
       };
     }
     case 'unknown':
+      // nfacct only counts (a quota lives in the accounting object, which netsim does not model).
+      if (m.module === 'nfacct') return null;
       return undecided(m.module);
   }
 }

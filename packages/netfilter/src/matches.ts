@@ -10,7 +10,9 @@ import { OptionTable, OptionTracker, badInteger, excludes, type ExtensionInstanc
 import { formatIpv4, tryParseIpv4 } from './ip.ts';
 import { ICMP_NAMES, parseUintBase0 } from './names.ts';
 import { formatPortRange, listPort, parsePort, parsePortRange, parsePortRangeX6 } from './ports.ts';
+import { LIMIT_MODULE } from './limit.ts';
 import { listRecentText, RECENT_MODULE, saveRecentWords } from './recent.ts';
+import { listRpfilterText, RPFILTER_MODULE } from './rpfilter.ts';
 import { quoteSaveString } from './tokenize.ts';
 import type { AddrType, AddrTypeSel, CtState, Match, PortMatch, PortRange, TcpFlagsMatch } from './types.ts';
 
@@ -799,6 +801,8 @@ register({
 });
 
 register(RECENT_MODULE);
+register(LIMIT_MODULE);
+register(RPFILTER_MODULE);
 
 // ---------------------------------------------------------------------------------------------
 // Printing
@@ -1052,6 +1056,8 @@ function optionValue(args: readonly string[], names: readonly string[]): { value
  */
 function listUnknownMatch(module: string, args: readonly string[], numeric: boolean, proto: number): string {
   switch (module) {
+    case 'rpfilter':
+      return listRpfilterText(args);
     case 'sctp':
     case 'dccp':
     case 'udplite': {

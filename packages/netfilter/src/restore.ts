@@ -196,9 +196,11 @@ class Restorer {
         } else if (end - start === 6 && text.startsWith('COMMIT', start)) {
           const d = this.drafts.get(table);
           if (defer && !d.validateAll()) {
-            // Read the block again from its table line, checking every rule as the kernel does.
+            // Find the line the kernel refuses: by bisection over the block's prefixes when the
+            // block only adds (validity then only ever goes from good to bad), else by reading
+            // the block again from its table line, checking every rule as the kernel does.
             this.table = undefined;
-            this.lines(text, blockStart, blockLine, false);
+            if (!this.bisectRefusal(text, blockStart, blockLine, start)) this.lines(text, blockStart, blockLine, false);
             continue;
           }
           this.commit(lineNo);
@@ -216,6 +218,44 @@ class Restorer {
       this.commandLine(text.slice(start, end), endsWithNewline, lineNo, version);
     }
     return lineNo;
+  }
+
+  /**
+   * After a block's deferred checks failed: finds the first line whose prefix of the block no
+   * longer passes them (one linear check per probe, so a dump of 20,000 chains with one loop
+   * costs some fifteen readings rather than a walk per rule), reads the block up to that line,
+   * then that line and the rest with the per-rule checks, which report the refusal as the real
+   * tool does. False (nothing read) when the block also removes or renames, where a prefix may
+   * be refused and a longer one not.
+   */
+  private bisectRefusal(text: string, blockStart: number, blockLine: number, commitStart: number): boolean {
+    const block = text.slice(blockStart, commitStart);
+    if (/^[ \t]*(?:\[[^\]]*\][ \t]*)?(?:-[DFXERZ]|--(?:del|fl|ren|rep|z|list|check))/m.test(block)) return false;
+    const starts: number[] = [];
+    for (let p = blockStart; p < commitStart; ) {
+      starts.push(p);
+      const e = text.indexOf('\n', p);
+      p = e < 0 || e >= commitStart ? commitStart : e + 1;
+    }
+    const endOf = (i: number): number => starts[i + 1] ?? commitStart;
+    const probe = (end: number): boolean => {
+      this.lines(text.slice(0, end), blockStart, blockLine, true);
+      const table = this.table as TableName;
+      this.table = undefined;
+      return this.drafts.get(table).validateAll();
+    };
+    // The whole block fails; find the smallest i whose prefix through line i fails.
+    let lo = 1;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (probe(endOf(mid))) lo = mid + 1;
+      else hi = mid;
+    }
+    this.lines(text.slice(0, starts[lo]), blockStart, blockLine, true);
+    this.drafts.get(this.table as TableName).deferHookChecks = false;
+    this.lines(text, starts[lo] as number, blockLine + lo, false);
+    return true;
   }
 
   /**

@@ -124,3 +124,11 @@ describe('-m recent evaluation', () => {
     expect(formatRecentProc(state.recent, 'missing')).toBeUndefined();
   });
 });
+
+describe('-m nfacct evaluation', () => {
+  it('should always match: without a quota the accounting object only counts', () => {
+    const compiled = rules(['-m nfacct --nfacct-name acct0 -j DROP']);
+    const p = makePacket({ src: parseIpv4('192.0.2.1'), dst: parseIpv4('198.51.100.1'), outIface: 'eth0' });
+    expect(evaluateTable(compiled, 'filter', 'OUTPUT', p, ctxAt(createEvalState(), 0)).verdict).toEqual({ kind: 'DROP', byPolicy: false });
+  });
+});

@@ -20,7 +20,7 @@
  * down when the sandbox is torn down (the IP is released), so a stale DNAT rule toward a freed IP
  * leads nowhere — or to whichever Pod got the IP next.
  */
-import { Network, formatPacketView, isKernelError, runHostCommand, type ConnectResult, type Host } from '@netsim/kernel';
+import { Network, formatPacketView, formatTrace, isKernelError, runHostCommand, type ConnectResult, type Host } from '@netsim/kernel';
 import { cidrContains, formatIpv4, isNetfilterError, parseCidr, parseIpv4, parseSave, type Ruleset } from '@netsim/netfilter';
 import { SimError } from './errors.ts';
 import type { RandomSource } from './prng.ts';
@@ -54,6 +54,8 @@ export interface ProbeOutcome {
   readonly detail: string;
   /** The host that accepted the connection, if any. */
   readonly server: string | null;
+  /** A failed connection's packets hop by hop (`formatTrace`), when the data plane keeps full traces. */
+  readonly hops?: string;
 }
 
 function summarise(r: ConnectResult): ProbeOutcome {
@@ -99,6 +101,11 @@ export interface ClusterDatapathOptions {
   readonly nodes: readonly DatapathNode[];
   readonly initialRuleset: Ruleset;
   readonly network?: NetworkSpec;
+  /**
+   * `full` keeps every packet decision, so a failed probe carries its hops; `lean` (default)
+   * keeps only drops and stack events. Outcomes are the same either way.
+   */
+  readonly packetTrace?: 'full' | 'lean';
 }
 
 export class ClusterDatapath {
@@ -106,6 +113,7 @@ export class ClusterDatapath {
   readonly #pods = new Map<string, PodNs>();
   readonly #podCidrs: { readonly node: string; readonly cidr: ReturnType<typeof parseCidr> }[] = [];
   #seq = 0;
+  readonly #fullTrace: boolean;
 
   /**
    * Builds the default network, then the scenario's additions. Errors in the additions are
@@ -114,7 +122,9 @@ export class ClusterDatapath {
    */
   constructor(opts: ClusterDatapathOptions) {
     // Probes need the outcome and the drops, not every hop: the kernel's lean traces are cheaper.
-    const net = new Network({ rng: opts.rng, trace: 'lean' });
+    // A traced run keeps them all, for the hops of a failed probe.
+    const net = new Network({ rng: opts.rng, trace: opts.packetTrace ?? 'lean' });
+    this.#fullTrace = opts.packetTrace === 'full';
     this.net = net;
     const spec = opts.network ?? {};
     const gw = net.addHost('gw');
@@ -277,6 +287,8 @@ export class ClusterDatapath {
 
   /** One TCP connection attempt (a single SYN, as health checks with a short timeout make). */
   connect(from: string, to: string, port: number, nowMs: number): ProbeOutcome {
-    return summarise(this.net.connect(from, to, port, { nowMs, synRetries: 0 }));
+    const r = this.net.connect(from, to, port, { nowMs, synRetries: 0 });
+    const o = summarise(r);
+    return o.ok || !this.#fullTrace ? o : { ...o, hops: formatTrace(r.trace) };
   }
 }

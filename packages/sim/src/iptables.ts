@@ -11,6 +11,7 @@
  */
 import { isTableName, type Ruleset, type TableName } from '@netsim/netfilter';
 import { SimError } from './errors.ts';
+import { rulesChange } from './rulesTrace.ts';
 import type { Engine } from './engine.ts';
 
 /** The outcome of one `iptables` or `iptables-restore` process. */
@@ -220,6 +221,7 @@ export function createIptablesHandle(args: {
       const startedMs = engine.now();
       for (;;) {
         const a = await engine.call({ kind: 'iptables', label, delayMs: delay(program === 'iptables' ? latencyMs : restoreLatencyMs) }, () => {
+          const before = store.get();
           const r = program === 'iptables-save' ? ({ kind: 'done', result: body() } as const) : attempt(program, body);
           if (!engine.trace.enabled) return r;
           if (r.kind === 'done') {
@@ -231,6 +233,8 @@ export function createIptablesHandle(args: {
               ...(stdin !== undefined ? { input: stdin } : {}),
               ...(r.result.stderr !== '' ? { stderr: r.result.stderr } : {}),
             });
+            const change = rulesChange(node, agent, before, store.get());
+            if (change !== undefined) engine.emit('ruleset.change', change);
           } else {
             engine.emit('iptables.lock-wait', { node, agent, argv: shown.join(' '), untilMs: r.untilMs });
           }

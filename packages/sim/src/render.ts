@@ -84,6 +84,15 @@ function builtin(e: TraceEvent): RenderedLine | undefined {
       const exit = e['exit'] === 0 ? '' : ` → exit ${str(e['exit'])}: ${str(e['stderr']).trim()}`;
       return storyLine(`${str(e['agent'])}: ${str(e['argv'])} (${n} lines)${exit}`);
     }
+    case 'ruleset.change': {
+      const raw = e['chains'];
+      const chains: readonly JsonValue[] = Array.isArray(raw) ? (raw as readonly JsonValue[]) : [];
+      const counts = chains.map((c) => {
+        const o: { readonly [k: string]: JsonValue } = c !== null && typeof c === 'object' && !Array.isArray(c) ? (c as { readonly [k: string]: JsonValue }) : {};
+        return `${str(o['table'])}/${str(o['chain'])} ${o['rules'] === null ? 'gone' : `${str(o['rules'])} rules`}`;
+      });
+      return detail(`${str(e['agent'])}: rules now ${counts.join(', ')}`);
+    }
     case 'iptables.save':
       return detail(`${str(e['agent'])}: ${str(e['argv'])}`);
     case 'iptables.lock-wait':

@@ -319,6 +319,7 @@ export class World {
         rng: engine.streams.kernel,
         nodes: opts.cluster.nodes.map((n) => ({ info: this.#node(n.name).info, ...(n.network !== undefined ? { network: n.network } : {}) })),
         initialRuleset: initial,
+        packetTrace: engine.trace.enabled ? 'full' : 'lean',
         ...(opts.cluster.network !== undefined ? { network: opts.cluster.network } : {}),
       });
       this.#datapath = dp;
@@ -530,7 +531,7 @@ export class World {
       this.#probeResults.set(id, { id, kind: spec.kind, ok: o.ok, outcome: o.outcome, detail: o.detail, atMs: now });
       // A change is news; so is a `connect` probe's first answer, good or bad: it is one chosen
       // path, and a scenario may want to show that it works.
-      if (before === undefined ? !o.ok || spec.kind === 'connect' : before.ok !== o.ok) this.engine.emit('probe.result', { probe: id, ok: o.ok, outcome: o.outcome, detail: o.detail, ...(before === undefined ? { first: true } : {}) });
+      if (before === undefined ? !o.ok || spec.kind === 'connect' : before.ok !== o.ok) this.engine.emit('probe.result', { probe: id, ok: o.ok, outcome: o.outcome, detail: o.detail, ...(before === undefined ? { first: true } : {}), ...(o.hops !== undefined ? { hops: o.hops } : {}) });
     }
   }
 

@@ -10,6 +10,7 @@
  * reproducible on its own.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { buildReport, renderHtml } from '@netsim/report';
 import { isAbsolute, join, relative } from 'node:path';
 import cliProgress from 'cli-progress';
 import { Command, InvalidArgumentError } from 'commander';
@@ -132,6 +133,9 @@ export async function runFuzz(opts: FuzzCliOptions, io: Io = defaultIo): Promise
   const schemaUrl = relative(opts.out, 'packages/scenario/schema/scenario.schema.json');
   const inside = !relative('.', opts.out).startsWith('..') && !isAbsolute(relative('.', opts.out));
   writeFileSync(path, serializeScenario(file, { ...(inside ? { schemaUrl } : {}), comment: `Found by: netsim fuzz --controller ${opts.controller}${alongsideArgs} --seed ${opts.seed}${opts.shard !== undefined ? ` --shard ${opts.shard.index}/${opts.shard.count}` : ''} --runs ${opts.runs}` }));
+  // The counterexample's picture, beside its scenario file.
+  const reportPath = join(opts.out, `${name}.html`);
+  writeFileSync(reportPath, renderHtml(buildReport(result.events, { title: name })));
   io.stdout(
     [
       `counterexample after ${result.numRuns} runs and ${result.numShrinks} shrinks (${seconds}s): ${c.expected.message}`,
@@ -143,6 +147,7 @@ export async function runFuzz(opts: FuzzCliOptions, io: Io = defaultIo): Promise
       `written to ${path}`,
       `replay with: pnpm netsim replay ${path}${opts.controllers !== undefined ? ` --controllers ${opts.controllers}` : ''}`,
       `reproduce the search with: pnpm netsim fuzz --controller ${opts.controller}${alongsideArgs} --seed ${opts.seed}${opts.shard !== undefined ? ` --shard ${opts.shard.index}/${opts.shard.count}` : ''} --runs ${opts.runs}`,
+      `report: ${reportPath}`,
       '',
     ].join('\n'),
   );

@@ -5,12 +5,13 @@
  * 1 when one did not, 2 when a scenario could not be loaded or run, a directory holds none, or
  * the `--trace` file cannot be written (checked before anything runs).
  */
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
 import { FUZZ_PROFILES, formatIssue, isScenarioError, loadScenarioFile, replay, type ReplayResult } from '@netsim/scenario';
 import { isSimError, toJsonLines, type SimScenario } from '@netsim/sim';
+import { buildReport, renderHtml, renderIndex } from '@netsim/report';
 import { displayPath, userPath } from '../cwd.ts';
 import { loadPlugins } from './registry.ts';
 
@@ -22,6 +23,8 @@ export interface ReplayCliOptions {
   /** Print the story of every scenario, not only of violations and findings. */
   readonly stories?: boolean;
   readonly controllers?: string;
+  /** Write DIR/<scenario>.html for each scenario and DIR/index.html linking them. */
+  readonly report?: string;
   /** The widest the table may be (default: the terminal's width, 100 when not a terminal). */
   readonly width?: number;
 }
@@ -234,6 +237,7 @@ export async function runReplay(paths: readonly string[], opts: ReplayCliOptions
     if (traceToStdout) io.stdout(trace);
     else if (traceFile !== undefined) writeFileSync(traceFile, trace);
   }
+  if (opts.report !== undefined) writeReports(userPath(opts.report), rows);
   const failed = rows.filter((r) => r.verdict !== 'met');
   const status = rows.some((r) => r.verdict === 'error') ? 2 : failed.length > 0 ? 1 : 0;
   if (opts.json) {
@@ -272,6 +276,22 @@ export async function runReplay(paths: readonly string[], opts: ReplayCliOptions
   return status;
 }
 
+/** `--report DIR`: one HTML report per scenario that ran, and the table as DIR/index.html. */
+function writeReports(dir: string, rows: readonly Row[]): void {
+  mkdirSync(dir, { recursive: true });
+  const used = new Set<string>();
+  const index = rows.map((r) => {
+    const cells = [r.name, r.controller, r.seed === undefined ? '' : String(r.seed), r.expected, r.observed, r.verdict];
+    if (r.result === undefined) return { cells, ok: false };
+    let file = `${r.name.replace(/[^A-Za-z0-9._-]+/g, '-')}.html`;
+    for (let k = 2; used.has(file); k++) file = `${r.name.replace(/[^A-Za-z0-9._-]+/g, '-')}-${k}.html`;
+    used.add(file);
+    writeFileSync(join(dir, file), renderHtml(buildReport(r.result.events, { title: r.name })));
+    return { cells, href: file, ok: r.verdict === 'met' };
+  });
+  writeFileSync(join(dir, 'index.html'), renderIndex('netsim replay', ['scenario', 'controller', 'seed', 'expected', 'observed', 'verdict'], index));
+}
+
 function seedArg(v: string): number {
   if (!/^[0-9]+$/.test(v) || !Number.isSafeInteger(Number(v))) throw new InvalidArgumentError(`expected a non-negative integer, got "${v}"`);
   return Number(v);
@@ -288,6 +308,7 @@ export function replayCommand(): Command {
     .option('--full-story', `print whole stories (default: the last ${STORY_TAIL} lines)`, false)
     .option('--stories', 'print the story of every scenario, not only of those that broke an invariant', false)
     .option('--controllers <module>', 'a module exporting more controllers ("controllers": a registry by name)')
+    .option('--report <dir>', 'write DIR/<scenario>.html (a timeline report of each run) and DIR/index.html (this table, linking them)')
     .action(async (paths: string[], opts: ReplayCliOptions) => {
       process.exitCode = await runReplay(paths, opts);
     });

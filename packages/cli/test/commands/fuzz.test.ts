@@ -25,12 +25,14 @@ describe('netsim fuzz', () => {
     expect(text.split('\n')[0]).toBe('netsim fuzz: seed 8, 100 runs of toy-dnat:faulty against 1 invariant');
     expect(text).toMatch(/^counterexample after \d+ runs and \d+ shrinks \([\d.]+s\): invariant "no stale DNAT" violated at step \d+, t=\d+ms/m);
     expect(text).toMatch(/^history: 2 actions, story: \d+ lines$/m);
-    const files = readdirSync(out);
-    expect(files).toEqual(['fuzz-toy-dnat-faulty-seed-8.yaml']);
+    const files = readdirSync(out).sort();
+    expect(files).toEqual(['fuzz-toy-dnat-faulty-seed-8.html', 'fuzz-toy-dnat-faulty-seed-8.yaml']);
     const path = join(out, 'fuzz-toy-dnat-faulty-seed-8.yaml');
     expect(text).toContain(`written to ${path}\nreplay with: pnpm netsim replay ${path} --controllers ${toy}\n`);
     const yaml = readFileSync(path, 'utf8');
     expect(yaml.split('\n')[0]).toBe('# Found by: netsim fuzz --controller toy-dnat:faulty --seed 8 --runs 100');
+    expect(text).toContain(`report: ${join(out, 'fuzz-toy-dnat-faulty-seed-8.html')}\n`);
+    expect(readFileSync(join(out, 'fuzz-toy-dnat-faulty-seed-8.html'), 'utf8')).toContain('VIOLATION: no stale DNAT at t=');
     expect(loadScenario(yaml).expect).toMatchObject({ outcome: 'violation', invariant: 'no stale DNAT' });
     const r = capture();
     expect(await runReplay([path], { controllers: toy }, r.io)).toBe(0);
