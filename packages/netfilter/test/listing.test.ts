@@ -49,7 +49,7 @@ describe('iptables -L', () => {
   });
 
   it('should reproduce the flannel chain of the seed report (iptables 1.8.10, -n -v)', () => {
-    // From /work/shared/seeds/002: `iptables -t nat -L FLANNEL-POSTRTG -n -v` on a node running
+    // From a flannel incident report: `iptables -t nat -L FLANNEL-POSTRTG -n -v` on a node running
     // iptables v1.8.10; the report's copy lost trailing blanks, so lines are compared trimmed.
     const expected = [
       'Chain FLANNEL-POSTRTG (1 references)',
