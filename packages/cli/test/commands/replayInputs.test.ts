@@ -46,9 +46,9 @@ describe('netsim replay inputs', () => {
   });
 
   it("should resolve paths from INIT_CWD when a package script started it in the package's directory", () => {
-    expect(userCwd({ INIT_CWD: '/home/u/repo/sub', npm_package_json: '/home/u/repo/package.json' }, '/home/u/repo')).toBe('/home/u/repo/sub');
+    expect(userCwd({ INIT_CWD: '/srv/u/repo/sub', npm_package_json: '/srv/u/repo/package.json' }, '/srv/u/repo')).toBe('/srv/u/repo/sub');
     // The script changed directory itself: its own directory wins.
-    expect(userCwd({ INIT_CWD: '/home/u/repo', npm_package_json: '/home/u/repo/package.json' }, '/home/u/repo/sub')).toBe('/home/u/repo/sub');
+    expect(userCwd({ INIT_CWD: '/srv/u/repo', npm_package_json: '/srv/u/repo/package.json' }, '/srv/u/repo/sub')).toBe('/srv/u/repo/sub');
     expect(userCwd({}, '/work')).toBe('/work');
   });
 });
