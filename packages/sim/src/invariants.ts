@@ -308,13 +308,14 @@ export interface NoDuplicateRulesOptions {
   readonly settleMs?: number;
 }
 
-/** **No duplicate rules**: no chain holds the same rule twice. */
-export function noDuplicateRules(opts: NoDuplicateRulesOptions = {}): () => Invariant {
-  const table = opts.table ?? 'nat';
-  // Rules are immutable and keep their identity across changes to other rules (and across runs
-  // that replay the same commands): canonicalise each once.
+/**
+ * A rule's identity, canonicalised once per rule: rules are immutable and keep their identity
+ * across changes to other rules (and across runs that replay the same commands), so one of these
+ * serves every run of an invariant factory.
+ */
+export function ruleIdentities(): (r: Rule) => string {
   const ids = new WeakMap<Rule, string>();
-  const idOf = (r: Rule): string => {
+  return (r) => {
     let id = ids.get(r);
     if (id === undefined) {
       id = ruleIdentity(r);
@@ -322,9 +323,44 @@ export function noDuplicateRules(opts: NoDuplicateRulesOptions = {}): () => Inva
     }
     return id;
   };
+}
+
+/**
+ * Finds a chain's repeated rules, remembered per node, table and chain: a chain's problems depend
+ * only on its (immutable) rule array. Shared by `noDuplicateRules` (one table, messages without
+ * the table) and the built-in `noDuplicateRulesAnywhere` (every table, messages naming it).
+ */
+export function duplicateRuleFinder(idOf: (r: Rule) => string, opts: { readonly nameTable: boolean }): (node: string, table: TableName, name: string, rules: readonly Rule[]) => readonly Problem[] {
+  const lastByChain = new Map<string, { readonly rules: readonly Rule[]; readonly problems: readonly Problem[] }>();
+  return (node, table, name, rules) => {
+    const where = opts.nameTable ? `${node}|${table}|${name}` : `${node}|${name}`;
+    const hit = lastByChain.get(where);
+    if (hit !== undefined && hit.rules === rules) return hit.problems;
+    const problems: Problem[] = [];
+    const seen = new Map<string, number>();
+    rules.forEach((r, i) => {
+      const id = idOf(r);
+      const first = seen.get(id);
+      if (first !== undefined) {
+        const positions = [first, i + 1];
+        problems.push(
+          opts.nameTable
+            ? { key: `${where}|${id}`, node, message: `${table} ${name} on ${node} holds the same rule at positions ${first} and ${i + 1}`, state: { node, table, chain: name, positions } }
+            : { key: `${where}|${id}`, node, message: `${name} on ${node} holds the same rule at positions ${first} and ${i + 1}`, state: { node, chain: name, positions } },
+        );
+      } else seen.set(id, i + 1);
+    });
+    lastByChain.set(where, { rules, problems });
+    return problems;
+  };
+}
+
+/** **No duplicate rules**: no chain holds the same rule twice. */
+export function noDuplicateRules(opts: NoDuplicateRulesOptions = {}): () => Invariant {
+  const table = opts.table ?? 'nat';
+  const idOf = ruleIdentities();
   return () => {
-    // A chain's problems depend only on its (immutable) rule array: remember them per node and chain.
-    const lastByChain = new Map<string, { readonly rules: readonly Rule[]; readonly problems: readonly Problem[] }>();
+    const duplicates = duplicateRuleFinder(idOf, { nameTable: false });
     return settled(
       'no duplicate rules',
       (view) => {
@@ -335,22 +371,7 @@ export function noDuplicateRules(opts: NoDuplicateRulesOptions = {}): () => Inva
           for (const name of names) {
             const chain = t.chains[name];
             if (chain === undefined || chain.rules.length < 2) continue;
-            const where = `${node.name}|${name}`;
-            const hit = lastByChain.get(where);
-            if (hit !== undefined && hit.rules === chain.rules) {
-              for (const p of hit.problems) out.push(p);
-              continue;
-            }
-            const problems: Problem[] = [];
-            const seen = new Map<string, number>();
-            chain.rules.forEach((r, i) => {
-              const id = idOf(r);
-              const first = seen.get(id);
-              if (first === undefined) seen.set(id, i + 1);
-              else problems.push({ key: `${node.name}|${name}|${id}`, node: node.name, message: `${name} on ${node.name} holds the same rule at positions ${first} and ${i + 1}`, state: { node: node.name, chain: name, positions: [first, i + 1] } });
-            });
-            lastByChain.set(where, { rules: chain.rules, problems });
-            for (const p of problems) out.push(p);
+            for (const p of duplicates(node.name, table, name, chain.rules)) out.push(p);
           }
         }
         return out;
