@@ -69,6 +69,12 @@ export interface CommandEnv {
    * when the table commits. Returning true accepts the jump (the caller reports it later).
    */
   acceptMissingChain?(name: string): boolean;
+  /**
+   * iptables-restore announces every chain it reads a `:NAME` line for as "not a target"
+   * (libxtables' notargets list): a later `-j NAME` then jumps to the chain even where a target
+   * extension has that name (`CLASSIFY`, `LOG`, …). `iptables` argv announces nothing.
+   */
+  notTarget?(name: string): boolean;
 }
 
 interface CoreOption {
@@ -781,12 +787,13 @@ class CommandParser implements ParseEnv {
         this.fixedTarget = name === 'ACCEPT' ? ACCEPT : name === 'DROP' ? DROP : RETURN;
         return;
       }
-      const mod = targetModule(name);
+      const announced = this.env.notTarget?.(name) === true;
+      const mod = announced ? undefined : targetModule(name);
       if (mod !== undefined) {
         this.target = { instance: mod.create(), completed: false, at };
         return;
       }
-      if (IPTABLES_TARGET_NAMES.has(name)) {
+      if (!announced && IPTABLES_TARGET_NAMES.has(name)) {
         const ext: UnknownExt = { kind: 'target', name, args: [] };
         this.target = ext;
         this.lastUnknown = ext;

@@ -120,9 +120,10 @@ export function refusedInTable(rule: Rule, table: TableName): boolean {
   if (table !== 'raw' && table !== 'mangle') {
     for (const m of rule.matches) if (m.kind === 'unknown' && m.module === 'rpfilter') return true;
   }
-  const kind = rule.target?.kind;
+  const target = rule.target;
+  const kind = target?.kind;
   if (kind === undefined || kind === 'jump' || kind === 'goto' || kind === 'ACCEPT' || kind === 'DROP' || kind === 'RETURN') return false;
-  const tables = targetModule(kind)?.tables;
+  const tables = target?.kind === 'unknown' ? XT_TARGETS.get(target.name)?.def.tables : targetModule(kind)?.tables;
   return tables !== undefined && !tables.includes(table);
 }
 

@@ -411,6 +411,7 @@ const NFLOG_OPTIONS = new OptionTable([
   { name: 'nflog-size', args: 1 },
   { name: 'nflog-threshold', args: 1 },
 ]);
+const NFLOG_PREFIX_MAX = 127;
 const NFLOG_LIMITS: Readonly<Record<string, number>> = {
   'nflog-group': 0xffff,
   'nflog-range': 0xffffffff,
@@ -435,7 +436,8 @@ register({
         const v = use.values[0] ?? '';
         if (use.name === 'nflog-prefix') {
           if (v.length === 0) throw paramProblem('Argument must have a minimum length of 1 characters\n', use.argIndex + 1);
-          prefix = v;
+          // The kernel's field holds 64 bytes; nf_tables keeps up to 127, as the tool prints back.
+          prefix = truncateUtf8(v, NFLOG_PREFIX_MAX);
           return;
         }
         const n = parseUintBase0(v);

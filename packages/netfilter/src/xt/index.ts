@@ -5,6 +5,7 @@
  * these next to the modules netsim evaluates, and every reader (restore, the canonical builder,
  * the fast reader's fallback, `iptables` argv, listing) finds them there.
  */
+import { BPF } from './bpf.ts';
 import { CONNBYTES } from './connbytes.ts';
 import { CONNLIMIT } from './connlimit.ts';
 import { xtMatchModule, xtTargetModule, type XtDefinition, type XtMatchModule, type XtTargetModule } from './define.ts';
@@ -25,7 +26,7 @@ import { TTL_MATCH, TTL_TARGET } from './ttl.ts';
 import { U32 } from './u32.ts';
 
 const MATCHES: readonly XtDefinition[] = [
-  CGROUP, CLUSTER, CONNBYTES, CONNLABEL, CONNLIMIT, DEVGROUP, DSCP_MATCH, ECN, HASHLIMIT, HELPER,
+  BPF, CGROUP, CLUSTER, CONNBYTES, CONNLABEL, CONNLIMIT, DEVGROUP, DSCP_MATCH, ECN, HASHLIMIT, HELPER,
   LENGTH, MAC, NFACCT, OWNER, PHYSDEV, PKTTYPE, QUOTA, SCTP, STRING, TIME, TOS_MATCH, TTL_MATCH, U32,
 ];
 

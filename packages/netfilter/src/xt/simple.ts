@@ -2,7 +2,7 @@
  * @internal Small extensions whose options print back as given or with one normalisation each:
  * quota, nfacct, cgroup, devgroup, length, mac, connlabel, pkttype, helper, cluster.
  */
-import { paramProblem } from '../failure.ts';
+import { Failure, paramProblem } from '../failure.ts';
 import { hex8, hexOf, markMask, uintBase0, type XtDefinition } from './define.ts';
 
 const decimal = (ext: string, opt: string, max: number) => (v: readonly string[], at: number): readonly string[] => {
@@ -122,7 +122,22 @@ export const MAC: XtDefinition = {
 export const CONNLABEL: XtDefinition = {
   name: 'connlabel',
   options: [
-    { name: 'label', args: 1, invert: true },
+    {
+      name: 'label',
+      args: 1,
+      invert: true,
+      // Names come from /etc/xtables/connlabel.conf, which a netsim host does not have: numbers only.
+      parse: (v, at) => {
+        const n = uintBase0(v[0] ?? '');
+        if (n === undefined || n > 0xffff) {
+          throw new Failure('param', `label '${v[0] ?? ''}' not found or invalid value`, {
+            argIndex: at,
+            warning: 'Warning: cannot open /etc/xtables/connlabel.conf: No such file or directory\n',
+          });
+        }
+        return [String(n)];
+      },
+    },
     { name: 'set', args: 0 },
   ],
   quoted: ['label'],

@@ -42,8 +42,8 @@ export const STRING: XtDefinition = {
       if (a !== 'bm' && a !== 'kmp') throw paramProblem(`string: Bad value for "--algo" option: "${a}"`, at);
       return [a];
     } },
-    { name: 'string', args: 1, invert: true },
-    { name: 'hex-string', args: 1, invert: true, as: 'string', parse: (v, at) => [String.fromCharCode(...hexBytes(v[0] ?? '', at)), 'hex'] },
+    { name: 'string', args: 1, invert: true, parse: (v, at) => [pattern(v[0] ?? '', at)] },
+    { name: 'hex-string', args: 1, invert: true, as: 'string', parse: (v, at) => [pattern(String.fromCharCode(...hexBytes(v[0] ?? '', at)), at)] },
     { name: 'icase', args: 0 },
   ],
   order: ['string', 'hex-string', 'algo', 'from', 'to', 'icase'],
@@ -73,6 +73,12 @@ export const STRING: XtDefinition = {
     if (s.value('to') === '65535') s.delete('to');
   },
 };
+
+/** XT_STRING_MAX_PATTERN_SIZE: at most 128 bytes. */
+function pattern(text: string, at: number): string {
+  if (Buffer.byteLength(text, 'latin1') > 128) throw paramProblem(`STRING too long "${text}"`, at);
+  return text;
+}
 
 function offset(v: readonly string[], at: number, opt: string): number {
   const n = uintBase0(v[0] ?? '');
