@@ -181,8 +181,29 @@ export function keyBytes(key: readonly KeyPart[]): number[] {
         case 'icmpx_code':
         case 'nf_proto':
         case 'pkt_type':
+        case 'u8':
+        case 'dscp':
+        case 'ecn':
+        case 'icmp_code':
+        case 'ct_dir':
+        case 'boolean':
           out.push(n & 255);
           break;
+        case 'u16':
+          out.push((n >>> 8) & 255, n & 255);
+          break;
+        case 'ether_type':
+        case 'iface_type':
+          out.push(n & 255, (n >>> 8) & 255);
+          break;
+        case 'u64':
+          for (let i = 0; i < 8; i++) out.push(Math.floor(n / 2 ** (8 * i)) & 255);
+          break;
+        case 'uid':
+        case 'gid':
+        case 'devgroup':
+        case 'classid':
+        case 'time':
         case 'ct_state':
         case 'ct_status':
         case 'fib_addrtype':

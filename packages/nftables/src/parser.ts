@@ -6,7 +6,7 @@
  */
 import type { Command, Named, RawAtom, RawData, RawElement, RuleBody, SetDecl, BaseSpecParsed } from './commands.ts';
 import { isBitmask, parseNumber, parseTime, SET_TYPE_NAMES } from './datatypes.ts';
-import { automerge, LocatedError, tokSpan, typeAtom, typeElement, typeToken } from './elements.ts';
+import { automerge, keyId, LocatedError, tokSpan, typeAtom, typeElement, typeToken } from './elements.ts';
 import type { Diagnostic, Span } from './errors.ts';
 import { ScanError, tokenize, type Token } from './lexer.ts';
 import type {
@@ -89,7 +89,7 @@ function syntax(t: Token, expecting?: string): SyntaxError_ {
 const HOOKS: ReadonlySet<string> = new Set(['prerouting', 'input', 'forward', 'output', 'postrouting']);
 const STD_PRIO: Readonly<Record<string, number>> = { raw: -300, mangle: -150, dstnat: -100, filter: 0, security: 50, srcnat: 100 };
 
-/** Meta keys netsim reads, with their types. */
+/** Meta keys, with their types (`nft describe meta KEY`). */
 const META_KEYS: Readonly<Record<string, DataType>> = {
   l4proto: 'inet_proto',
   mark: 'mark',
@@ -100,15 +100,68 @@ const META_KEYS: Readonly<Record<string, DataType>> = {
   nfproto: 'nf_proto',
   pkttype: 'pkt_type',
   length: 'integer',
+  protocol: 'ether_type',
+  priority: 'classid',
+  skuid: 'uid',
+  skgid: 'gid',
+  iiftype: 'iface_type',
+  oiftype: 'iface_type',
+  iifgroup: 'devgroup',
+  oifgroup: 'devgroup',
+  cpu: 'integer',
+  cgroup: 'integer',
+  random: 'integer',
+  nftrace: 'u8',
+  rtclassid: 'integer',
+  secmark: 'integer',
+  ibrname: 'ifname',
+  obrname: 'ifname',
 };
-const BARE_META: ReadonlySet<string> = new Set(['mark', 'iifname', 'oifname', 'iif', 'oif', 'pkttype']);
+/** Meta keys that may be written without `meta`. */
+const BARE_META: ReadonlySet<string> = new Set(['mark', 'iifname', 'oifname', 'iif', 'oif', 'pkttype', 'iiftype', 'oiftype', 'skuid', 'skgid', 'nftrace', 'rtclassid', 'ibrname', 'obrname', 'cpu', 'iifgroup', 'oifgroup', 'cgroup', 'random']);
+/** Meta keys nft prints without `meta`. */
+const PRINT_BARE_META: ReadonlySet<string> = new Set(['iifname', 'oifname', 'iif', 'oif', 'iifgroup', 'oifgroup']);
 
+/** Header fields, with their types (`nft describe PROTO FIELD`). */
 const PAYLOAD: Readonly<Record<string, Readonly<Record<string, DataType>>>> = {
-  ip: { saddr: 'ipv4_addr', daddr: 'ipv4_addr', protocol: 'inet_proto', ttl: 'integer', length: 'integer', id: 'integer', dscp: 'integer' },
-  tcp: { sport: 'inet_service', dport: 'inet_service', flags: 'tcp_flag' },
-  udp: { sport: 'inet_service', dport: 'inet_service' },
+  ip: {
+    version: 'u8', hdrlength: 'u8', dscp: 'dscp', ecn: 'ecn', length: 'u16', id: 'u16', 'frag-off': 'u16', ttl: 'u8',
+    protocol: 'inet_proto', checksum: 'u16', saddr: 'ipv4_addr', daddr: 'ipv4_addr',
+  },
+  tcp: {
+    sport: 'inet_service', dport: 'inet_service', sequence: 'integer', ackseq: 'integer', doff: 'u8', reserved: 'u8',
+    flags: 'tcp_flag', window: 'u16', checksum: 'u16', urgptr: 'u16',
+  },
+  udp: { sport: 'inet_service', dport: 'inet_service', length: 'u16', checksum: 'u16' },
+  udplite: { sport: 'inet_service', dport: 'inet_service', checksum: 'u16' },
+  sctp: { sport: 'inet_service', dport: 'inet_service', vtag: 'integer', checksum: 'integer' },
+  dccp: { sport: 'inet_service', dport: 'inet_service' },
   th: { sport: 'inet_service', dport: 'inet_service' },
-  icmp: { type: 'icmp_type', code: 'integer' },
+  icmp: { type: 'icmp_type', code: 'icmp_code', checksum: 'u16', id: 'u16', sequence: 'u16', gateway: 'ipv4_addr', mtu: 'u16' },
+  ah: { nexthdr: 'inet_proto', hdrlength: 'u8', reserved: 'u16', spi: 'integer', sequence: 'integer' },
+  esp: { spi: 'integer', sequence: 'integer' },
+  comp: { nexthdr: 'inet_proto', flags: 'u8', cpi: 'u16' },
+};
+
+/** Byte units of `limit` and `quota`. */
+const BYTE_UNITS: Readonly<Record<string, number>> = { bytes: 1, kbytes: 1024, mbytes: 1024 * 1024 };
+
+/** Conntrack keys without a direction, with their types (`nft describe ct KEY`). */
+const CT_KEYS: Readonly<Record<string, DataType>> = {
+  state: 'ct_state', status: 'ct_status', mark: 'mark', direction: 'ct_dir', expiration: 'time', helper: 'ifname',
+  l3proto: 'nf_proto', protocol: 'inet_proto', zone: 'u16', bytes: 'u64', packets: 'u64', avgpkt: 'u64', id: 'integer',
+};
+/** Conntrack keys after `ct original|reply`. */
+const CT_DIR_KEYS: Readonly<Record<string, DataType>> = {
+  'ip saddr': 'ipv4_addr', 'ip daddr': 'ipv4_addr', 'proto-src': 'inet_service', 'proto-dst': 'inet_service',
+  bytes: 'u64', packets: 'u64', avgpkt: 'u64', zone: 'u16', l3proto: 'nf_proto', protocol: 'inet_proto',
+};
+
+/** TCP options and their fields (`tcp option NAME FIELD`). */
+const TCP_OPTIONS: Readonly<Record<string, Readonly<Record<string, DataType>>>> = {
+  eol: { kind: 'u8' }, nop: { kind: 'u8' }, maxseg: { kind: 'u8', length: 'u8', size: 'u16' }, window: { kind: 'u8', length: 'u8', count: 'u8' },
+  'sack-perm': { kind: 'u8', length: 'u8' }, sack: { kind: 'u8', length: 'u8', left: 'integer', right: 'integer' },
+  timestamp: { kind: 'u8', length: 'u8', tsval: 'integer', tsecr: 'integer' }, mptcp: { kind: 'u8', length: 'u8', subtype: 'u8' },
 };
 
 interface Defines {
@@ -940,7 +993,7 @@ class Parser {
     if (stmts.length === 0 && comment === undefined) throw syntax(this.peek());
     const last = this.lastBefore();
     return {
-      stmts: markDependencies(stmts, family),
+      stmts: markDependencies(icmpEchoDependency(stmts), family),
       ...(comment !== undefined && { comment }),
       setRefs,
       targets,
@@ -982,6 +1035,9 @@ class Parser {
       case 'limit':
         this.next();
         return this.limitStmt();
+      case 'quota':
+        this.next();
+        return this.quotaStmt();
       case 'reject':
         this.next();
         return this.rejectStmt(ctx);
@@ -1025,6 +1081,16 @@ class Parser {
       this.next();
       return { kind: 'meta-set', key: 'mark', source: this.source('mark', ctx) };
     }
+    if (this.isWord(t, 'ct') && this.isWord(this.peek(1), 'count')) {
+      this.next();
+      this.next();
+      let over = false;
+      if (this.isWord(this.peek(), 'over')) {
+        this.next();
+        over = true;
+      }
+      return { kind: 'ct-count', over, count: this.number().n };
+    }
     if (this.isWord(t, 'ct') && this.isWord(this.peek(1), 'mark') && this.isWord(this.peek(2), 'set')) {
       this.next();
       this.next();
@@ -1032,21 +1098,40 @@ class Parser {
       return { kind: 'ct-set', key: 'mark', source: this.source('mark', ctx) };
     }
     const left = this.lhsWithBinop(ctx.family);
+    if (this.isWord(this.peek(), 'set')) {
+      this.next();
+      if (left.kind === 'exthdr' && this.isWord(this.peek(), 'rt') && this.isWord(this.peek(1), 'mtu')) {
+        this.next();
+        this.next();
+        return { kind: 'field-set', target: left, source: { kind: 'text', text: 'rt mtu' } };
+      }
+      return { kind: 'field-set', target: left, source: this.source(left.type, ctx) };
+    }
     if (this.isWord(this.peek(), 'vmap')) {
       this.next();
       return { kind: 'vmap', lookup: this.mapLookup(left, ['verdict'], ctx) };
     }
     const { op, right } = this.rhs(left, ctx);
+    if (left.kind === 'binop' && left.op === '&' && left.type === 'ipv4_addr' && (op === 'implicit' || op === '==' || op === '!=') && right.kind === 'value' && right.value.type === 'ipv4_addr') {
+      // An address under a contiguous mask is a prefix: `ip saddr & 255.255.0.0 == 10.1.0.0` lists as `ip saddr 10.1.0.0/16`.
+      const m = (left.right as { n: number }).n;
+      const len = 32 - Math.log2(((~m) >>> 0) + 1);
+      if (Number.isInteger(len)) {
+        const prefix: Rhs = len === 32 ? right : { kind: 'prefix', type: 'ipv4_addr', addr: right.value.n, len };
+        return { kind: 'match', left: left.left, op: op === '!=' ? '!=' : 'implicit', right: prefix };
+      }
+    }
     if (left.kind === 'binop' && left.op === '&' && isBitmask(left.type) && (op === 'implicit' || op === '==') && right.kind === 'value') {
       // `tcp flags & (syn|ack) == syn` is stored as value/mask; nft lists it as `syn / syn,ack`.
       const mask = left.right as { n: number };
-      if (mask.n !== (right.value as { n: number }).n) return { kind: 'match', left: left.left, op: 'implicit', right: { kind: 'mask', value: right.value, mask: left.right } };
+      const single = (mask.n & (mask.n - 1)) === 0;
+      if (mask.n !== (right.value as { n: number }).n || !single) return { kind: 'match', left: left.left, op: 'implicit', right: { kind: 'mask', value: right.value, mask: left.right } };
     }
     return { kind: 'match', left, op, right };
   }
 
   private logStmt(): Stmt {
-    const out: { prefix?: string; level?: string; flags?: string; group?: number } = {};
+    const out: { prefix?: string; level?: string; flags?: number; group?: number; snaplen?: number; queueThreshold?: number } = {};
     for (;;) {
       const t = this.peek();
       if (this.isWord(t, 'prefix')) {
@@ -1057,22 +1142,48 @@ class Parser {
       } else if (this.isWord(t, 'level')) {
         this.next();
         const l = this.next();
-        if (!this.isWord(l) || !['emerg', 'alert', 'crit', 'err', 'warn', 'notice', 'info', 'debug', 'audit'].includes(l.text)) throw syntax(l);
+        if (!this.isWord(l)) throw syntax(l);
+        if (!['emerg', 'alert', 'crit', 'err', 'warn', 'notice', 'info', 'debug', 'audit'].includes(l.text)) throw new LocatedError('invalid log level', tokSpan(l));
         out.level = l.text;
       } else if (this.isWord(t, 'flags')) {
         this.next();
-        const fl: string[] = [this.identifier().name];
-        while (this.isPunct(this.peek(), ',')) {
-          this.next();
-          fl.push(this.identifier().name);
-        }
-        out.flags = fl.join(',');
+        out.flags = (out.flags ?? 0) | this.logFlags();
       } else if (this.isWord(t, 'group')) {
         this.next();
         out.group = this.number().n;
+      } else if (this.isWord(t, 'snaplen')) {
+        this.next();
+        out.snaplen = this.number().n;
+      } else if (this.isWord(t, 'queue-threshold')) {
+        this.next();
+        out.queueThreshold = this.number().n;
       } else break;
     }
     return { kind: 'log', ...out };
+  }
+
+  /** `all`, `tcp sequence,options`, `ip options`, `skuid`, `ether`. */
+  private logFlags(): number {
+    const t = this.next();
+    if (this.isWord(t, 'all')) return 0x2f;
+    if (this.isWord(t, 'skuid')) return 8;
+    if (this.isWord(t, 'ether')) return 32;
+    if (this.isWord(t, 'ip')) {
+      this.expectWord('options');
+      return 4;
+    }
+    if (this.isWord(t, 'tcp')) {
+      let n = 0;
+      for (;;) {
+        const f = this.next();
+        if (this.isWord(f, 'sequence')) n |= 1;
+        else if (this.isWord(f, 'options')) n |= 2;
+        else throw syntax(f);
+        if (!this.isPunct(this.peek(), ',')) return n;
+        this.next();
+      }
+    }
+    throw syntax(t);
   }
 
   private limitStmt(): Stmt {
@@ -1082,20 +1193,59 @@ class Parser {
       this.next();
       over = true;
     }
-    const rate = this.number().n;
-    let bytes: string | undefined;
-    if (this.isWord(this.peek()) && /^(bytes|kbytes|mbytes)$/.test(this.peek().text)) bytes = this.next().text;
-    this.expectPunct('/');
-    const unit = this.next();
-    if (!this.isWord(unit) || !['second', 'minute', 'hour', 'day', 'week'].includes(unit.text)) throw syntax(unit);
-    let burst = 5;
+    let rate = this.number().n;
+    let bytes = false;
+    let unitText: string | undefined;
+    const w = this.peek();
+    const joined = this.isWord(w) ? /^(bytes|kbytes|mbytes)\/(second|minute|hour|day|week)$/.exec(w.text) : null;
+    if (joined !== null) {
+      // The scanner reads `kbytes/second` as one word.
+      this.next();
+      bytes = true;
+      rate *= BYTE_UNITS[joined[1] as string] as number;
+      unitText = joined[2];
+    } else if (this.isWord(w) && BYTE_UNITS[w.text] !== undefined) {
+      bytes = true;
+      rate *= BYTE_UNITS[this.next().text] as number;
+    }
+    if (unitText === undefined) {
+      this.expectPunct('/');
+      const unit = this.next();
+      if (!this.isWord(unit) || !['second', 'minute', 'hour', 'day', 'week'].includes(unit.text)) throw syntax(unit);
+      unitText = unit.text;
+    }
+    let burst = bytes ? 0 : 5;
     if (this.isWord(this.peek(), 'burst')) {
       this.next();
       burst = this.number().n;
       const u = this.next();
-      if (!this.isWord(u, 'packets') && !this.isWord(u, 'bytes')) throw syntax(u);
+      if (bytes && this.isWord(u) && BYTE_UNITS[u.text] !== undefined) burst *= BYTE_UNITS[u.text] as number;
+      else if (bytes || !this.isWord(u, 'packets')) throw syntax(u);
     }
-    return { kind: 'limit', over, rate, unit: unit.text, burst, ...(bytes !== undefined && { bytes }) };
+    return { kind: 'limit', over, rate, unit: unitText, burst, ...(bytes && { bytes }) };
+  }
+
+  /** `quota [over|until] N UNIT [used N UNIT]`. */
+  private quotaStmt(): Stmt {
+    let over = false;
+    if (this.isWord(this.peek(), 'over')) {
+      this.next();
+      over = true;
+    } else if (this.isWord(this.peek(), 'until')) this.next();
+    const amount = (): number => {
+      const n = this.number().n;
+      const u = this.next();
+      const m = this.isWord(u) ? BYTE_UNITS[u.text] : undefined;
+      if (m === undefined) throw syntax(u);
+      return n * m;
+    };
+    const bytes = amount();
+    let used = 0;
+    if (this.isWord(this.peek(), 'used')) {
+      this.next();
+      used = amount();
+    }
+    return { kind: 'quota', over, bytes, used };
   }
 
   private rejectStmt(_ctx: RuleCtx): Stmt {
@@ -1192,8 +1342,30 @@ class Parser {
       }
       return { kind: 'expr', expr: e };
     }
+    if (type === 'classid') return { kind: 'value', value: this.classid() };
     const v = this.next();
     return { kind: 'value', value: typeToken(type, v) };
+  }
+
+  /** A TC class id: `MAJOR:MINOR` (hex, either may be empty), `none` or `root`. */
+  private classid(): Value {
+    const t = this.next();
+    let text = t.text;
+    let last = t;
+    if (this.isPunct(this.peek(), ':')) {
+      last = this.next();
+      text += ':';
+      const m = this.peek();
+      if (m.kind === 'number' || m.kind === 'word') {
+        last = this.next();
+        text += m.text;
+      }
+    } else if (this.isPunct(t, ':')) {
+      const m = this.next();
+      last = m;
+      text += m.text;
+    }
+    return typeToken('classid', { ...t, text, endCol: last.endCol });
   }
 
   private mapLookup(key: Expr, data: readonly DataType[], ctx: RuleCtx): MapLookup {
@@ -1223,7 +1395,12 @@ class Parser {
       const op = t.kind === 'punct' && (t.text === '&' || t.text === '|' || t.text === '^') ? t.text : this.isWord(t, 'and') ? '&' : this.isWord(t, 'or') ? '|' : this.isWord(t, 'xor') ? '^' : undefined;
       if (op === undefined) return e;
       this.next();
-      e = { kind: 'binop', op, left: e, right: this.binopValue(e.type), type: e.type };
+      const right = this.binopValue(e.type);
+      if (op === '|' && e.kind === 'binop' && e.op === '&' && right.type !== 'ifname' && right.type !== 'verdict' && e.right.type !== 'ifname' && e.right.type !== 'verdict') {
+        // The kernel's one bitwise operation keeps (x & m) ^ v; nft lists it as `& (m | v) | v`.
+        e = { ...e, right: { ...e.right, n: (e.right.n | right.n) >>> 0 } };
+      }
+      e = { kind: 'binop', op, left: e, right, type: e.type };
     }
   }
 
@@ -1261,27 +1438,47 @@ class Parser {
   private primary(_family: Family): Expr {
     const t = this.next();
     if (t.kind !== 'word') throw syntax(t);
+    if (t.text === 'tcp' && this.isWord(this.peek(), 'option')) {
+      this.next();
+      const o = this.next();
+      const fields = this.isWord(o) ? TCP_OPTIONS[o.text] : undefined;
+      if (fields === undefined) throw syntax(o);
+      const f = this.peek();
+      if (this.isWord(f) && fields[f.text] !== undefined) {
+        this.next();
+        return { kind: 'exthdr', option: o.text, field: f.text, type: fields[f.text] as DataType };
+      }
+      return { kind: 'exthdr', option: o.text, type: 'boolean' };
+    }
     const proto = PAYLOAD[t.text];
     if (proto !== undefined) {
       const f = this.next();
       const type = this.isWord(f) ? proto[f.text] : undefined;
       if (type === undefined) throw syntax(f);
-      return { kind: 'payload', proto: t.text as 'ip', field: f.text, type };
+      return { kind: 'payload', proto: t.text, field: f.text, type };
     }
     if (t.text === 'meta') {
       const k = this.next();
       const type = this.isWord(k) ? META_KEYS[k.text] : undefined;
       if (type === undefined) throw syntax(k);
-      return { kind: 'meta', key: k.text, type, bare: BARE_META.has(k.text) };
+      return { kind: 'meta', key: k.text, type, bare: PRINT_BARE_META.has(k.text) };
     }
     if (BARE_META.has(t.text)) {
-      return { kind: 'meta', key: t.text, type: META_KEYS[t.text] as DataType, bare: true };
+      return { kind: 'meta', key: t.text, type: META_KEYS[t.text] as DataType, bare: PRINT_BARE_META.has(t.text) };
     }
     if (t.text === 'ct') {
       const k = this.next();
-      if (!this.isWord(k) || !['state', 'status', 'mark'].includes(k.text)) throw syntax(k);
-      const type: DataType = k.text === 'state' ? 'ct_state' : k.text === 'status' ? 'ct_status' : 'mark';
-      return { kind: 'ct', key: k.text as 'state', type };
+      if (this.isWord(k, 'original') || this.isWord(k, 'reply')) {
+        const a = this.next();
+        let key = a.text;
+        if (this.isWord(a, 'ip')) key = `ip ${this.next().text}`;
+        const type = CT_DIR_KEYS[key];
+        if (type === undefined) throw syntax(a);
+        return { kind: 'ct', key, dir: k.text as 'original', type };
+      }
+      const type = this.isWord(k) ? CT_KEYS[k.text] : undefined;
+      if (type === undefined) throw syntax(k);
+      return { kind: 'ct', key: k.text, type };
     }
     if (t.text === 'fib') {
       const flags: string[] = [];
@@ -1293,8 +1490,10 @@ class Parser {
         this.next();
       }
       const r = this.next();
-      if (!this.isWord(r, 'type')) throw new LocatedError('fib results other than type are not supported by netsim', tokSpan(r), undefined, 'unsupported');
-      return { kind: 'fib', flags, result: 'type', type: 'fib_addrtype' };
+      if (this.isWord(r, 'type')) return { kind: 'fib', flags, result: 'type', type: 'fib_addrtype' };
+      if (this.isWord(r, 'oif')) return { kind: 'fib', flags, result: 'oif', type: 'iface_index' };
+      if (this.isWord(r, 'oifname')) return { kind: 'fib', flags, result: 'oifname', type: 'ifname' };
+      throw syntax(r);
     }
     if (t.text === 'numgen') {
       const m = this.next();
@@ -1327,7 +1526,12 @@ class Parser {
       this.next();
       const raws = this.rawElements(false);
       const typed = raws.map((r) => typeElement({ keyType: types }, r));
-      let elements = sortElements(typed);
+      let elements = dedupe(sortElements(typed));
+      if (types.length === 1 && types[0] === 'ifname' && elements.some((e) => { const k = e.key[0]; return k?.kind === 'value' && k.value.type === 'ifname' && k.value.s.endsWith('*'); })) {
+        // A wildcard makes the set an interval set: listed in the tree's order, by name.
+        const name = (e: Element): string => { const k = e.key[0]; return k?.kind === 'value' && k.value.type === 'ifname' ? k.value.s.replace(/\*$/, '') : ''; };
+        elements = [...elements].sort((a, b) => (name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : 0));
+      }
       const hasInterval = elements.some((e) => e.key.some((k) => k.kind === 'range'));
       if (hasInterval && types.length === 1) elements = automerge(elements, types[0] as DataType);
       if (raws.length === 1 && elements.length === 1 && types.length === 1) {
@@ -1356,9 +1560,13 @@ class Parser {
       return { op, right: { kind: 'set', elements: [el], keyType: types } };
     }
     const type = types[0] as DataType;
+    if ((this.isWord(n, 'exists') || this.isWord(n, 'missing')) && (left.kind === 'fib' || left.kind === 'exthdr')) {
+      this.next();
+      return { op, right: { kind: 'value', value: { type: 'boolean', n: n.text === 'exists' ? 1 : 0 } } };
+    }
     if (isBitmask(type)) {
       const vals: Token[] = [this.next()];
-      while (this.isPunct(this.peek(), ',')) {
+      while (this.isPunct(this.peek(), ',') || this.isPunct(this.peek(), '|')) {
         this.next();
         vals.push(this.next());
       }
@@ -1377,6 +1585,7 @@ class Parser {
       }
       return { op, right: { kind: 'value', value } };
     }
+    if (type === 'classid') return { op, right: { kind: 'value', value: this.classid() } };
     const atom = this.rawAtom();
     const kp = typeAtom(type, atom);
     if (kp.kind === 'value') return { op, right: { kind: 'value', value: kp.value } };
@@ -1421,6 +1630,19 @@ function hasTransport(stmts: readonly Stmt[]): boolean {
   );
 }
 
+/** Drops repeated keys of an anonymous set (sorted, so repeats are neighbours). */
+function dedupe(els: readonly Element[]): Element[] {
+  const out: Element[] = [];
+  let last: string | undefined;
+  for (const e of els) {
+    const id = keyId(e.key);
+    if (id === last) continue;
+    last = id;
+    out.push(e);
+  }
+  return out;
+}
+
 /** Sorts elements as nft lists them. */
 export function sortElements(els: readonly Element[]): Element[] {
   return [...els].sort((a, b) => compareKeysImport(a, b));
@@ -1437,9 +1659,11 @@ export function exprText(e: Expr): string {
     case 'payload':
       return `${e.proto} ${e.field}`;
     case 'meta':
-      return BARE_META.has(e.key) && e.key !== 'mark' && e.key !== 'pkttype' ? e.key : `meta ${e.key}`;
+      return e.bare ? e.key : `meta ${e.key}`;
     case 'ct':
-      return `ct ${e.key}`;
+      return e.dir !== undefined ? `ct ${e.dir} ${e.key}` : `ct ${e.key}`;
+    case 'exthdr':
+      return `tcp option ${e.option}${e.field !== undefined ? ` ${e.field}` : ''}`;
     case 'fib':
       return `fib ${e.flags.join(' . ')} ${e.result}`;
     case 'numgen':
@@ -1454,6 +1678,19 @@ export function exprText(e: Expr): string {
 import { formatValue } from './datatypes.ts';
 function valueTextForBinop(v: Value): string {
   return formatValue(v);
+}
+
+/**
+ * `icmp id` and `icmp sequence` exist only in echo messages: nft adds `icmp type { echo-reply,
+ * echo-request }` before the first of them when no `icmp type` match comes earlier.
+ */
+function icmpEchoDependency(stmts: readonly Stmt[]): Stmt[] {
+  const i = stmts.findIndex((s) => s.kind === 'match' && s.left.kind === 'payload' && s.left.proto === 'icmp' && (s.left.field === 'id' || s.left.field === 'sequence'));
+  if (i < 0) return [...stmts];
+  if (stmts.slice(0, i).some((s) => s.kind === 'match' && s.left.kind === 'payload' && s.left.proto === 'icmp' && s.left.field === 'type')) return [...stmts];
+  const echo = (n: number): Element => ({ key: [{ kind: 'value', value: { type: 'icmp_type', n } }] });
+  const dep: Stmt = { kind: 'match', left: { kind: 'payload', proto: 'icmp', field: 'type', type: 'icmp_type' }, op: 'implicit', right: { kind: 'set', elements: [echo(0), echo(8)], keyType: ['icmp_type'] } };
+  return [...stmts.slice(0, i), dep, ...stmts.slice(i)];
 }
 
 /**

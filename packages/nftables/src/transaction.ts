@@ -13,7 +13,7 @@ import type { Command, Named, RawElement } from './commands.ts';
 import { automerge, checkConflicts, keyId, LocatedError, typeElement } from './elements.ts';
 import { NftError, type Diagnostic, type NftErrorCode, type Span } from './errors.ts';
 import { parse } from './parser.ts';
-import type { Chain, DataType, Element, Family, Hook, NftSet, NftVersion, Rule, Ruleset, Stmt, Table } from './types.ts';
+import type { Chain, DataType, Element, Family, Hook, NftSet, NftVersion, Rule, Ruleset, SetFlag, Stmt, Table } from './types.ts';
 import { DEFAULT_NFT_VERSION } from './types.ts';
 
 export interface ApplyOptions {
@@ -123,8 +123,10 @@ function stmtAllowed(s: Stmt, hook: Hook, type: Chain['base'] extends infer B ? 
       return s.nat === 'dnat' || s.nat === 'redirect' ? hook === 'prerouting' || hook === 'output' : hook === 'postrouting' || hook === 'input';
     case 'reject':
       return hook === 'input' || hook === 'forward' || hook === 'output' || hook === 'prerouting';
-    case 'notrack':
-      return hook === 'prerouting' || hook === 'output';
+    case 'field-set':
+      // `rt mtu` needs a route: not before the routing decision.
+      if (s.source.kind === 'text') return hook === 'forward' || hook === 'output' || hook === 'postrouting';
+      return true;
     case 'match':
       if (s.left.kind === 'fib' && s.left.flags.includes('iif')) return hook === 'prerouting' || hook === 'input' || hook === 'forward';
       if (s.left.kind === 'fib' && s.left.flags.includes('oif')) return hook === 'output' || hook === 'postrouting' || hook === 'forward';
@@ -137,6 +139,10 @@ function stmtAllowed(s: Stmt, hook: Hook, type: Chain['base'] extends infer B ? 
     case 'meta-set':
     case 'ct-set':
     case 'set-update':
+    case 'notrack':
+    case 'quota':
+    case 'ct-count':
+    case 'synproxy':
       return true;
   }
 }
@@ -402,6 +408,17 @@ class Transaction {
     if (chain === undefined) throw new KernelError('ENOENT', cmd.chain.span);
     for (const target of cmd.body.targets) {
       if (!t.chains.has(target.name)) throw new KernelError('ENOENT', target.span);
+    }
+    for (const st of cmd.body.stmts) {
+      if (st.kind !== 'set-update') continue;
+      const ws = t.sets.get(st.set);
+      if (ws === undefined) continue;
+      // A timeout on the element needs a set with timeouts.
+      if (st.timeoutMs !== undefined && !ws.set.flags.includes('timeout') && ws.set.timeoutMs === undefined) throw new KernelError('EOPNOTSUPP', cmd.span);
+      // nft gives the set its default size; a set created in this same batch also becomes dynamic.
+      const committed = this.orig.get(key(cmd.family, cmd.table.name))?.sets.some((x) => x.name === st.set && x.handle === ws.set.handle) === true;
+      const flags: readonly SetFlag[] = committed || ws.set.flags.includes('dynamic') ? ws.set.flags : [...ws.set.flags, 'dynamic'];
+      ws.set = { ...ws.set, size: ws.set.size ?? 65535, flags };
     }
     const rule: Rule = { handle: t.nextHandle++, stmts: cmd.body.stmts, ...(cmd.body.comment !== undefined && { comment: cmd.body.comment }) };
     const entry = { rule, batch, jumps: cmd.body.jumps };
