@@ -606,6 +606,7 @@ function applyStatement(s: Stmt, p: NftPacket, ctx: NftEvalContext, st: NftEvalS
     case 'ct-count':
     case 'field-set':
     case 'synproxy':
+    case 'objref':
       return;
   }
 }

@@ -5,7 +5,7 @@
  */
 import { formatIpv4, formatTime, formatValue, isBitmask } from './datatypes.ts';
 import { exprText } from './parser.ts';
-import type { Chain, DataType, Element, Expr, Family, Hook, KeyPart, MapLookup, NftSet, Rhs, Rule, Ruleset, Source, Stmt, Table } from './types.ts';
+import type { Chain, DataType, Element, Expr, Family, Hook, KeyPart, MapLookup, NftObject, NftSet, Rhs, Rule, Ruleset, Source, Stmt, Table } from './types.ts';
 
 const STD_PRIOS: readonly (readonly [string, number])[] = [
   ['raw', -300],
@@ -163,6 +163,31 @@ function formatSet(set: NftSet): string {
   return lines.join('\n');
 }
 
+function formatObject(o: NftObject): string {
+  const lines = [`\t${o.kind} ${o.name} {`];
+  if (o.comment !== undefined) lines.push(`\t\tcomment "${o.comment}"`);
+  switch (o.kind) {
+    case 'counter':
+      lines.push(`\t\tpackets ${o.packets} bytes ${o.bytes}`);
+      break;
+    case 'quota':
+      lines.push(`\t\t${o.over ? 'over ' : ''}${byteAmount(o.bytes)}${o.used !== 0 ? ` used ${byteAmount(o.used)}` : ''}`);
+      break;
+    case 'limit':
+      lines.push(
+        o.bytes === true
+          ? `\t\trate ${o.over ? 'over ' : ''}${byteAmount(o.rate)}/${o.unit}${o.burst !== 0 ? ` burst ${byteAmount(o.burst)}` : ''}`
+          : `\t\trate ${o.over ? 'over ' : ''}${o.rate}/${o.unit}${o.burst !== 5 ? ` burst ${o.burst} packets` : ''}`,
+      );
+      break;
+    case 'ct helper':
+      lines.push(`\t\ttype "${o.helper}" protocol ${o.protocol}`, `\t\tl3proto ${o.l3proto}`);
+      break;
+  }
+  lines.push('\t}');
+  return lines.join('\n');
+}
+
 function formatRhs(r: Rhs): string {
   switch (r.kind) {
     case 'value':
@@ -257,6 +282,8 @@ function formatStmt(s: Stmt, all: readonly Stmt[], i: number, family: Family): s
       return `${exprText(s.target)} set ${s.source.kind === 'text' ? s.source.text : formatSource(s.source)}`;
     case 'synproxy':
       return s.text;
+    case 'objref':
+      return s.type === 'ct helper' ? `ct helper set "${s.name}"` : `${s.type} name "${s.name}"`;
     case 'meta-set':
       return `meta mark set ${formatSource(s.source)}`;
     case 'ct-set':
@@ -338,7 +365,7 @@ export function formatTable(t: Table, opts: ListOptions = {}): string {
   const head = [`table ${t.family} ${t.name} {`];
   if (t.dormant) head.push('\tflags dormant');
   if (t.comment !== undefined) head.push(`\tcomment "${t.comment}"`);
-  const objs = [...t.sets.map(formatSet), ...t.chains.map((c) => formatChain(c, t.family, opts))];
+  const objs = [...(t.objects ?? []).map(formatObject), ...t.sets.map(formatSet), ...t.chains.map((c) => formatChain(c, t.family, opts))];
   return `${[...head, objs.join('\n\n')].filter((x) => x !== '').join('\n')}\n}\n`;
 }
 

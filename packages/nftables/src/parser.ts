@@ -4,7 +4,7 @@
  * `delete`/`destroy`/`flush` commands. Rule statements are typed as they are read, since the
  * left-hand expression decides the type of its constants.
  */
-import type { Command, Named, RawAtom, RawData, RawElement, RuleBody, SetDecl, BaseSpecParsed } from './commands.ts';
+import type { BaseSpecParsed, Command, DistributiveOmit, Named, RawAtom, RawData, RawElement, RuleBody, SetDecl } from './commands.ts';
 import { isBitmask, parseNumber, parseTime, SET_TYPE_NAMES } from './datatypes.ts';
 import { automerge, keyId, LocatedError, tokSpan, typeAtom, typeElement, typeToken } from './elements.ts';
 import type { Diagnostic, Span } from './errors.ts';
@@ -20,6 +20,7 @@ import type {
   MatchOp,
   NatFlag,
   NatKind,
+  NftObject,
   NftVersion,
   Rhs,
   SetFlag,
@@ -141,6 +142,16 @@ const PAYLOAD: Readonly<Record<string, Readonly<Record<string, DataType>>>> = {
   ah: { nexthdr: 'inet_proto', hdrlength: 'u8', reserved: 'u16', spi: 'integer', sequence: 'integer' },
   esp: { spi: 'integer', sequence: 'integer' },
   comp: { nexthdr: 'inet_proto', flags: 'u8', cpi: 'u16' },
+};
+
+/** Transport headers: a rule may match on one of them only. */
+const TRANSPORT: ReadonlySet<string> = new Set(['tcp', 'udp', 'udplite', 'sctp', 'dccp', 'icmp', 'ah', 'esp', 'comp']);
+const TRANSPORT_BY_NUMBER: ReadonlyMap<number, string> = new Map([[6, 'tcp'], [17, 'udp'], [136, 'udplite'], [132, 'sctp'], [33, 'dccp'], [1, 'icmp'], [51, 'ah'], [50, 'esp'], [108, 'comp']]);
+
+/** Headers netsim does not model, and why (said in the error). */
+const NOT_MODELLED: Readonly<Record<string, string>> = {
+  ip6: 'IPv4 only', icmpv6: 'IPv4 only', hbh: 'IPv4 only', rt0: 'IPv4 only', rt2: 'IPv4 only', srh: 'IPv4 only', frag: 'IPv4 only', dst: 'IPv4 only', mh: 'IPv4 only',
+  ether: 'no link layer', vlan: 'no link layer', arp: 'no link layer',
 };
 
 /** Byte units of `limit` and `quota`. */
@@ -345,6 +356,13 @@ class Parser {
             return this.setCmd(t.text, what.text === 'map', t);
           case 'element':
             return this.elementCmd(t.text, t);
+          case 'counter':
+          case 'quota':
+          case 'limit':
+            return this.objectCmd(t.text, what.text, t);
+          case 'ct':
+            this.expectWord('helper');
+            return this.objectCmd(t.text, 'ct helper', t);
           default:
             throw syntax(what);
         }
@@ -392,6 +410,12 @@ class Parser {
   }
 
   private lastTok: Token | undefined;
+  /** The transport protocol the rule has fixed so far (a header match, or `ip protocol`/`meta l4proto` of one value). */
+  private l4: { readonly protos: readonly string[]; readonly span: Span } | undefined;
+  /** The first evaluation error of the rule being read (nft reports it after parsing). */
+  private deferred: LocatedError | undefined;
+  /** The protocols of the last `{ … }` of protocol numbers, in the order written. */
+  private lastProtoSet: number[] | undefined;
 
   private lastBefore(): Token {
     // The token just consumed (for spans ending a command).
@@ -413,6 +437,7 @@ class Parser {
     const sub: Command[] = [];
     const chains: Command[] = [];
     const sets: Command[] = [];
+    const objs: Command[] = [];
     const rules: Command[] = [];
     if (this.isPunct(this.peek(), '{')) {
       this.next();
@@ -443,6 +468,13 @@ class Parser {
           chains.push(chain);
           rules.push(...body);
           this.blockItemEnd();
+        } else if (this.isWord(t, 'counter') || this.isWord(t, 'quota') || this.isWord(t, 'limit') || (this.isWord(t, 'ct') && this.isWord(this.peek(), 'helper'))) {
+          if (this.isWord(t, 'ct')) this.next();
+          const kind = t.text === 'ct' ? 'ct helper' : (t.text as 'counter');
+          const oname = this.identifier();
+          const obj = this.objectBlock(kind, family, oname);
+          objs.push({ kind: 'object', op: 'add', family, table: name, name: oname, obj, span: oname.span });
+          this.blockItemEnd();
         } else if (this.isWord(t, 'set') || this.isWord(t, 'map')) {
           const sname = this.identifier();
           this.expectPunct('{');
@@ -452,7 +484,7 @@ class Parser {
         } else throw syntax(t);
       }
     }
-    this.out.push({ kind: 'table', op, family, name, ...cmd, span: this.span(start, this.lastBefore()) }, ...sub, ...chains, ...sets, ...rules);
+    this.out.push({ kind: 'table', op, family, name, ...cmd, span: this.span(start, this.lastBefore()) }, ...sub, ...chains, ...objs, ...sets, ...rules);
     this.endOfCommand();
   }
 
@@ -875,6 +907,87 @@ class Parser {
     this.endOfCommand();
   }
 
+  private objectCmd(op: 'add' | 'create', kind: NftObject['kind'], start: Token): void {
+    const family = this.family();
+    const table = this.identifier();
+    const name = this.identifier();
+    const obj = this.isPunct(this.peek(), '{') || kind !== 'counter' ? this.objectBlock(kind, family, name) : { kind: 'counter' as const, name: name.name, packets: 0, bytes: 0 };
+    this.out.push({ kind: 'object', op, family, table, name, obj, span: this.cmdSpan(start) });
+    this.endOfCommand();
+  }
+
+  /** `{ … }` of a `counter`, `quota`, `limit` or `ct helper` declaration. */
+  private objectBlock(kind: NftObject['kind'], family: Family, name: Named): DistributiveOmit<NftObject, 'handle'> {
+    this.expectPunct('{');
+    let comment: string | undefined;
+    let packets = 0;
+    let bytes = 0;
+    let quota: Extract<Stmt, { kind: 'quota' }> | undefined;
+    let limit: Extract<Stmt, { kind: 'limit' }> | undefined;
+    let helper: string | undefined;
+    let protocol: 'tcp' | 'udp' | undefined;
+    let l3proto: 'ip' | 'inet' | 'ip6' | undefined;
+    for (;;) {
+      const t = this.peek();
+      if (this.isSep(t)) {
+        this.next();
+        continue;
+      }
+      if (this.isPunct(t, '}')) {
+        this.next();
+        break;
+      }
+      if (this.isWord(t, 'comment')) {
+        this.next();
+        const c = this.next();
+        if (c.kind !== 'string') throw syntax(c, 'quoted string');
+        comment = c.text;
+      } else if (kind === 'counter' && this.isWord(t, 'packets')) {
+        ({ packets, bytes } = this.counterArgs());
+      } else if (kind === 'quota') {
+        quota = this.quotaStmt() as Extract<Stmt, { kind: 'quota' }>;
+      } else if (kind === 'limit') {
+        limit = this.limitStmt() as Extract<Stmt, { kind: 'limit' }>;
+      } else if (kind === 'ct helper' && this.isWord(t, 'type')) {
+        this.next();
+        const h = this.next();
+        if (h.kind !== 'string') throw syntax(h, 'quoted string');
+        helper = h.text;
+        this.expectWord('protocol');
+        const p = this.next();
+        if (!this.isWord(p, 'tcp') && !this.isWord(p, 'udp')) throw syntax(p);
+        protocol = p.text as 'tcp';
+      } else if (kind === 'ct helper' && this.isWord(t, 'l3proto')) {
+        this.next();
+        const l = this.next();
+        if (!this.isWord(l, 'ip') && !this.isWord(l, 'inet') && !this.isWord(l, 'ip6')) throw syntax(l);
+        l3proto = l.text as 'ip';
+      } else throw syntax(t);
+      this.blockItemEnd2();
+    }
+    const base = { name: name.name, ...(comment !== undefined && { comment }) };
+    switch (kind) {
+      case 'counter':
+        return { ...base, kind, packets, bytes };
+      case 'quota':
+        if (quota === undefined) throw syntax(this.lastBefore());
+        return { ...base, kind, over: quota.over, bytes: quota.bytes, used: quota.used };
+      case 'limit':
+        if (limit === undefined) throw syntax(this.lastBefore());
+        return { ...base, kind, over: limit.over, rate: limit.rate, unit: limit.unit, burst: limit.burst, ...(limit.bytes === true && { bytes: true }) };
+      case 'ct helper':
+        if (helper === undefined || protocol === undefined) throw new LocatedError('ct helper needs a type', name.span);
+        return { ...base, kind, helper, protocol, l3proto: l3proto ?? family };
+    }
+  }
+
+  /** After an item of an object block: a separator or the closing brace. */
+  private blockItemEnd2(): void {
+    const t = this.peek();
+    if (this.isSep(t) || this.isPunct(t, '}')) return;
+    throw syntax(t, 'newline or semicolon');
+  }
+
   private setCmd(op: 'add' | 'create', isMap: boolean, start: Token): void {
     const family = this.family();
     const table = this.identifier();
@@ -900,9 +1013,11 @@ class Parser {
     const what = this.next();
     if (!this.isWord(what)) throw syntax(what);
     if (what.text === 'element') return this.elementCmd(op, start);
-    if (!['table', 'chain', 'set', 'map', 'rule'].includes(what.text)) throw syntax(what);
+    if (what.text === 'ct') this.expectWord('helper');
+    const objKind = what.text === 'ct' ? 'ct helper' : what.text === 'counter' || what.text === 'quota' || what.text === 'limit' ? what.text : undefined;
+    if (objKind === undefined && !['table', 'chain', 'set', 'map', 'rule'].includes(what.text)) throw syntax(what);
     const family = this.family();
-    const w = what.text as 'table' | 'chain' | 'set' | 'map' | 'rule';
+    const w = objKind ?? (what.text as 'table' | 'chain' | 'set' | 'map' | 'rule');
     let table: Named;
     let name: Named | undefined;
     let handle: { n: number; span: Span } | undefined;
@@ -971,7 +1086,11 @@ class Parser {
     let comment: string | undefined;
     const first = this.peek();
     const jumps: { chain: string; span: Span }[] = [];
-    const ctx: RuleCtx = { family, setRefs, targets, jumps };
+    const objRefs: (Named & { readonly type: NftObject['kind'] })[] = [];
+    const updateSpans: Span[] = [];
+    const ctx: RuleCtx = { family, setRefs, targets, jumps, objRefs, updateSpans };
+    this.l4 = undefined;
+    this.deferred = undefined;
     let terminal: Span | undefined;
     let afterTerminal: { span: Span; terminal: Span } | undefined;
     for (;;) {
@@ -984,21 +1103,35 @@ class Parser {
         comment = s.text;
         continue;
       }
-      const st = this.stmt(ctx, stmts);
+      let st: Stmt;
+      try {
+        st = this.stmt(ctx, stmts);
+      } catch (e) {
+        // nft evaluates a rule only after reading the whole input: keep reading, report the first
+        // evaluation error of the rule when the command is evaluated.
+        if (!(e instanceof LocatedError) || e instanceof SyntaxError_ || e.code !== 'eval') throw e;
+        this.deferred ??= e;
+        continue;
+      }
       const span = this.span(t, this.lastBefore());
       if (terminal !== undefined && afterTerminal === undefined) afterTerminal = { span, terminal };
       if (st.kind === 'verdict' || st.kind === 'vmap' || st.kind === 'reject') terminal ??= span;
       stmts.push(st);
     }
-    if (stmts.length === 0 && comment === undefined) throw syntax(this.peek());
+    const deferred = this.deferred;
+    this.deferred = undefined;
+    if (stmts.length === 0 && comment === undefined && deferred === undefined) throw syntax(this.peek());
     const last = this.lastBefore();
+    const evalError = deferred !== undefined ? { message: deferred.message, span: deferred.span, ...(deferred.related !== undefined && { related: deferred.related }) } : afterTerminal !== undefined ? { message: 'Statement after terminal statement has no effect', span: afterTerminal.span, related: afterTerminal.terminal } : undefined;
     return {
       stmts: markDependencies(icmpEchoDependency(stmts), family),
       ...(comment !== undefined && { comment }),
       setRefs,
       targets,
       jumps,
-      ...(afterTerminal !== undefined && { evalError: { message: 'Statement after terminal statement has no effect', span: afterTerminal.span, related: afterTerminal.terminal } }),
+      ...(objRefs.length > 0 && { objRefs }),
+      ...(updateSpans.length > 0 && { updateSpans }),
+      ...(evalError !== undefined && { evalError }),
       span: this.span(first, last),
     };
   }
@@ -1024,6 +1157,24 @@ class Parser {
       case 'queue':
         throw new LocatedError('queue is not supported by netsim (no userspace queue model)', tokSpan(t), undefined, 'unsupported');
       case 'counter':
+      case 'quota':
+      case 'limit':
+        if (this.isWord(this.peek(1), 'name')) {
+          this.next();
+          this.next();
+          const n = this.next();
+          if (n.kind !== 'string' && n.kind !== 'word') throw syntax(n);
+          ctx.objRefs.push({ type: t.text, name: n.text, span: tokSpan(n) });
+          return { kind: 'objref', type: t.text, name: n.text };
+        }
+        if (t.text === 'quota') {
+          this.next();
+          return this.quotaStmt();
+        }
+        if (t.text === 'limit') {
+          this.next();
+          return this.limitStmt();
+        }
         this.next();
         return { kind: 'counter', ...this.counterArgs() };
       case 'notrack':
@@ -1032,12 +1183,7 @@ class Parser {
       case 'log':
         this.next();
         return this.logStmt();
-      case 'limit':
-        this.next();
-        return this.limitStmt();
-      case 'quota':
-        this.next();
-        return this.quotaStmt();
+
       case 'reject':
         this.next();
         return this.rejectStmt(ctx);
@@ -1062,6 +1208,7 @@ class Parser {
             timeoutMs = this.time();
           }
           this.expectPunct('}');
+          ctx.updateSpans.push(this.span(t, this.lastBefore()));
           return { kind: 'set-update', op: t.text, set: name.name, key, ...(timeoutMs !== undefined && { timeoutMs }) };
         }
         throw syntax(t);
@@ -1080,6 +1227,15 @@ class Parser {
       this.next();
       this.next();
       return { kind: 'meta-set', key: 'mark', source: this.source('mark', ctx) };
+    }
+    if (this.isWord(t, 'ct') && this.isWord(this.peek(1), 'helper') && this.isWord(this.peek(2), 'set')) {
+      this.next();
+      this.next();
+      this.next();
+      const n = this.next();
+      if (n.kind !== 'string' && n.kind !== 'word') throw syntax(n);
+      ctx.objRefs.push({ type: 'ct helper', name: n.text, span: tokSpan(n) });
+      return { kind: 'objref', type: 'ct helper', name: n.text };
     }
     if (this.isWord(t, 'ct') && this.isWord(this.peek(1), 'count')) {
       this.next();
@@ -1112,6 +1268,13 @@ class Parser {
       return { kind: 'vmap', lookup: this.mapLookup(left, ['verdict'], ctx) };
     }
     const { op, right } = this.rhs(left, ctx);
+    if (((left.kind === 'meta' && left.key === 'l4proto') || (left.kind === 'payload' && left.proto === 'ip' && left.field === 'protocol')) && (op === 'implicit' || op === '==') && right.kind === 'value' && right.value.type === 'inet_proto') {
+      const name = TRANSPORT_BY_NUMBER.get(right.value.n);
+      if (name !== undefined) this.l4 ??= { protos: [name], span: this.span(t, this.lastBefore()) };
+    } else if (((left.kind === 'meta' && left.key === 'l4proto') || (left.kind === 'payload' && left.proto === 'ip' && left.field === 'protocol')) && (op === 'implicit' || op === '==') && right.kind === 'set' && this.lastProtoSet !== undefined) {
+      const protos = this.lastProtoSet.map((n) => TRANSPORT_BY_NUMBER.get(n) ?? String(n));
+      this.l4 = { protos, span: this.span(t, this.lastBefore()) };
+    }
     if (left.kind === 'binop' && left.op === '&' && left.type === 'ipv4_addr' && (op === 'implicit' || op === '==' || op === '!=') && right.kind === 'value' && right.value.type === 'ipv4_addr') {
       // An address under a contiguous mask is a prefix: `ip saddr & 255.255.0.0 == 10.1.0.0` lists as `ip saddr 10.1.0.0/16`.
       const m = (left.right as { n: number }).n;
@@ -1248,12 +1411,14 @@ class Parser {
     return { kind: 'quota', over, bytes, used };
   }
 
-  private rejectStmt(_ctx: RuleCtx): Stmt {
+  private rejectStmt(ctx: RuleCtx): Stmt {
+    const rejectTok = this.lastBefore();
     if (!this.isWord(this.peek(), 'with')) return { kind: 'reject' };
     this.next();
     const k = this.next();
     if (this.isWord(k, 'tcp')) {
       this.expectWord('reset');
+      if (this.l4 !== undefined && this.l4.protos.length === 1 && this.l4.protos[0] !== 'tcp') throw new LocatedError('you cannot use tcp reset with this protocol', tokSpan(rejectTok), this.l4.span);
       return { kind: 'reject', with: { kind: 'tcp-reset' } };
     }
     if (this.isWord(k, 'icmp') || this.isWord(k, 'icmpx')) {
@@ -1264,6 +1429,7 @@ class Parser {
           ? ['net-unreachable', 'host-unreachable', 'prot-unreachable', 'port-unreachable', 'net-prohibited', 'host-prohibited', 'admin-prohibited', 'frag-needed']
           : ['port-unreachable', 'admin-prohibited', 'no-route', 'host-unreachable'];
       if (!this.isWord(code) || !ok.includes(code.text)) throw new LocatedError(`Could not parse ${k.text === 'icmp' ? 'ICMP' : 'reject'} code`, tokSpan(code));
+      if (k.text === 'icmpx' && ctx.family === 'ip') throw new LocatedError('abstracted ICMP unreachable not supported', tokSpan(code), tokSpan(rejectTok));
       return { kind: 'reject', with: { kind: k.text === 'icmp' ? 'icmp' : 'icmpx', code: code.text } };
     }
     throw syntax(k);
@@ -1450,11 +1616,19 @@ class Parser {
       }
       return { kind: 'exthdr', option: o.text, type: 'boolean' };
     }
+    if (NOT_MODELLED[t.text] !== undefined) throw new LocatedError(`${t.text} expressions are not modelled by netsim (${NOT_MODELLED[t.text]})`, tokSpan(t), undefined, 'unsupported');
     const proto = PAYLOAD[t.text];
     if (proto !== undefined) {
       const f = this.next();
       const type = this.isWord(f) ? proto[f.text] : undefined;
       if (type === undefined) throw syntax(f);
+      if (TRANSPORT.has(t.text)) {
+        // One rule reads one transport header: nft refuses a second, different one.
+        // After a set of protocols (`meta l4proto { tcp, udp }`) any header conflicts; nft names the first other one.
+        const other = this.l4 === undefined ? undefined : this.l4.protos.length > 1 ? this.l4.protos.find((p) => p !== t.text) : this.l4.protos[0] !== t.text ? this.l4.protos[0] : undefined;
+        if (other !== undefined) this.deferred ??= new LocatedError(`conflicting protocols specified: ${other} vs. ${t.text}`, this.span(t, f));
+        this.l4 = { protos: [t.text], span: this.span(t, f) };
+      }
       return { kind: 'payload', proto: t.text, field: f.text, type };
     }
     if (t.text === 'meta') {
@@ -1526,6 +1700,7 @@ class Parser {
       this.next();
       const raws = this.rawElements(false);
       const typed = raws.map((r) => typeElement({ keyType: types }, r));
+      this.lastProtoSet = types.length === 1 && types[0] === 'inet_proto' ? typed.map((e) => { const k = e.key[0]; return k?.kind === 'value' && k.value.type !== 'ifname' && k.value.type !== 'verdict' ? k.value.n : -1; }) : undefined;
       let elements = dedupe(sortElements(typed));
       if (types.length === 1 && types[0] === 'ifname' && elements.some((e) => { const k = e.key[0]; return k?.kind === 'value' && k.value.type === 'ifname' && k.value.s.endsWith('*'); })) {
         // A wildcard makes the set an interval set: listed in the tree's order, by name.
@@ -1596,6 +1771,8 @@ class Parser {
 
 interface RuleCtx {
   readonly family: Family;
+  readonly objRefs: (Named & { readonly type: NftObject['kind'] })[];
+  readonly updateSpans: Span[];
   readonly setRefs: Named[];
   readonly targets: Named[];
   readonly jumps: { chain: string; span: Span }[];
@@ -1609,7 +1786,7 @@ function prefixRhs(type: DataType, lo: number, hi: number): Rhs {
 }
 
 function isExprStart(w: string): boolean {
-  return w in PAYLOAD || w === 'meta' || w === 'ct' || w === 'fib' || w === 'numgen' || BARE_META.has(w);
+  return w in PAYLOAD || w in NOT_MODELLED || w === 'meta' || w === 'ct' || w === 'fib' || w === 'numgen' || BARE_META.has(w);
 }
 
 function mentionsIp(e: Expr): boolean {

@@ -13,7 +13,7 @@ import type { Command, Named, RawElement } from './commands.ts';
 import { automerge, checkConflicts, keyId, LocatedError, typeElement } from './elements.ts';
 import { NftError, type Diagnostic, type NftErrorCode, type Span } from './errors.ts';
 import { parse } from './parser.ts';
-import type { Chain, DataType, Element, Family, Hook, NftSet, NftVersion, Rule, Ruleset, SetFlag, Stmt, Table } from './types.ts';
+import type { Chain, DataType, Element, Family, Hook, NftObject, NftSet, NftVersion, Rule, Ruleset, SetFlag, Stmt, Table } from './types.ts';
 import { DEFAULT_NFT_VERSION } from './types.ts';
 
 export interface ApplyOptions {
@@ -63,12 +63,17 @@ interface WTable {
   handle: number;
   comment?: string;
   dormant: boolean;
+  objects: Map<string, NftObject>;
   sets: Map<string, WSet>;
   chains: Map<string, WChain>;
   nextHandle: number;
   /** Rule-add commands of this batch, with their spans, for the sticky validation failure. */
   ruleCmds: { batch: number; span: Span }[];
   touched: boolean;
+}
+
+function objKey(kind: NftObject['kind'], name: string): string {
+  return `${kind}\u0000${name}`;
 }
 
 function key(family: Family, name: string): string {
@@ -82,6 +87,7 @@ function fromTable(t: Table): WTable {
     handle: t.handle,
     ...(t.comment !== undefined && { comment: t.comment }),
     dormant: t.dormant,
+    objects: new Map((t.objects ?? []).map((o) => [objKey(o.kind, o.name), o])),
     sets: new Map(t.sets.map((s) => [s.name, { set: s, elements: new Map(s.elements.map((el) => [keyId(el.key), { el, batch: -1 }])) }])),
     chains: new Map(
       t.chains.map((c) => [
@@ -103,6 +109,7 @@ function toTable(w: WTable, orig: Table | undefined): Table {
     handle: w.handle,
     ...(w.comment !== undefined && { comment: w.comment }),
     dormant: w.dormant,
+    ...(w.objects.size > 0 && { objects: [...w.objects.values()] }),
     sets: [...w.sets.values()].map((s) => ({ ...s.set, elements: [...s.elements.values()].map((e) => e.el) })),
     chains: [...w.chains.values()].map((c) => ({
       name: c.name,
@@ -143,6 +150,7 @@ function stmtAllowed(s: Stmt, hook: Hook, type: Chain['base'] extends infer B ? 
     case 'quota':
     case 'ct-count':
     case 'synproxy':
+    case 'objref':
       return true;
   }
 }
@@ -231,6 +239,8 @@ export function tryNftApply(ruleset: Ruleset, text: string, opts: ApplyOptions =
   const file = opts.file ?? '/dev/stdin';
   const parsed = parse(text, { version: opts.version ?? DEFAULT_NFT_VERSION });
   const diags: Diagnostic[] = [...parsed.diagnostics];
+  // Syntax errors stop nft before it evaluates anything.
+  if (diags.some((d) => d.code === 'syntax')) return { ok: false, error: new NftError(file, text, diags.slice(0, 10)) };
   const tx = new Transaction(ruleset);
   const evalDiags: Diagnostic[] = [];
   const kernelDiags: Diagnostic[] = [];
@@ -286,6 +296,12 @@ class Transaction {
     return w;
   }
 
+  /** A table nft looks up in its cache before sending the batch: a missing one is a userspace error. */
+  private needCached(family: Family, n: Named): WTable {
+    if (this.table(family, n.name) === undefined) throw new LocatedError(ERRNO.ENOENT, n.span);
+    return this.need(family, n);
+  }
+
   private need(family: Family, n: Named): WTable {
     const t = this.table(family, n.name);
     if (t === undefined) throw new KernelError('ENOENT', n.span);
@@ -337,6 +353,7 @@ class Transaction {
           handle: this.nextTableHandle++,
           ...(cmd.comment !== undefined && { comment: cmd.comment }),
           dormant: cmd.dormant === true,
+          objects: new Map(),
           sets: new Map(),
           chains: new Map(),
           nextHandle: 1,
@@ -354,7 +371,7 @@ class Transaction {
         return;
       }
       case 'chain': {
-        const t = this.need(cmd.family, cmd.table);
+        const t = this.needCached(cmd.family, cmd.table);
         const existing = t.chains.get(cmd.name.name);
         if (cmd.base !== undefined) {
           const ok = cmd.base.type === 'filter' || (cmd.base.type === 'nat' && NAT_HOOKS.includes(cmd.base.hook)) || (cmd.base.type === 'route' && cmd.base.hook === 'output');
@@ -383,6 +400,16 @@ class Transaction {
         return this.rule(cmd, batch);
       case 'set':
         return this.set(cmd, batch);
+      case 'object': {
+        const t = this.need(cmd.family, cmd.table);
+        const k = objKey(cmd.obj.kind, cmd.name.name);
+        if (t.objects.has(k)) {
+          if (cmd.op === 'create') throw new KernelError('EEXIST', cmd.name.span);
+          return;
+        }
+        t.objects.set(k, { ...cmd.obj, handle: t.nextHandle++ });
+        return;
+      }
       case 'element':
         return this.element(cmd, batch);
       case 'delete':
@@ -409,12 +436,17 @@ class Transaction {
     for (const target of cmd.body.targets) {
       if (!t.chains.has(target.name)) throw new KernelError('ENOENT', target.span);
     }
+    for (const ref of cmd.body.objRefs ?? []) {
+      if (!t.objects.has(objKey(ref.type, ref.name))) throw new KernelError('ENOENT', ref.span);
+    }
+    let updates = 0;
     for (const st of cmd.body.stmts) {
       if (st.kind !== 'set-update') continue;
+      const updateSpan = cmd.body.updateSpans?.[updates++] ?? cmd.span;
       const ws = t.sets.get(st.set);
       if (ws === undefined) continue;
       // A timeout on the element needs a set with timeouts.
-      if (st.timeoutMs !== undefined && !ws.set.flags.includes('timeout') && ws.set.timeoutMs === undefined) throw new KernelError('EOPNOTSUPP', cmd.span);
+      if (st.timeoutMs !== undefined && !ws.set.flags.includes('timeout') && ws.set.timeoutMs === undefined) throw new KernelError('EOPNOTSUPP', updateSpan);
       // nft gives the set its default size; a set created in this same batch also becomes dynamic.
       const committed = this.orig.get(key(cmd.family, cmd.table.name))?.sets.some((x) => x.name === st.set && x.handle === ws.set.handle) === true;
       const flags: readonly SetFlag[] = committed || ws.set.flags.includes('dynamic') ? ws.set.flags : [...ws.set.flags, 'dynamic'];
@@ -461,7 +493,7 @@ class Transaction {
     const d = cmd.decl;
     if (d.keyType === undefined) throw new LocatedError('set definition does not specify key', cmd.name.span);
     if (t !== undefined && d.elements !== undefined) this.typeAll(d.elements, { keyType: d.keyType, ...(d.dataType !== undefined && { dataType: d.dataType }) }, d.flags.includes('interval'), []);
-    const tt = this.need(cmd.family, cmd.table);
+    const tt = this.needCached(cmd.family, cmd.table);
     const existing = tt.sets.get(cmd.name.name);
     if (existing !== undefined) {
       if (cmd.op === 'create') throw new KernelError('EEXIST', cmd.name.span);
@@ -532,7 +564,8 @@ class Transaction {
 
   private element(cmd: Extract<Command, { kind: 'element' }>, batch: number): void {
     const t0 = this.table(cmd.family, cmd.table.name);
-    const w0 = t0?.sets.get(cmd.set.name);
+    if (t0 === undefined) throw new LocatedError(ERRNO.ENOENT, cmd.table.span);
+    const w0 = t0.sets.get(cmd.set.name);
     if (w0 === undefined) throw new LocatedError(ERRNO.ENOENT, cmd.set.span);
     const t = this.need(cmd.family, cmd.table);
     const w = t.sets.get(cmd.set.name) as WSet;
@@ -592,6 +625,22 @@ class Transaction {
         t.sets.delete(name.name);
         return;
       }
+      case 'counter':
+      case 'quota':
+      case 'limit':
+      case 'ct helper': {
+        const name = cmd.name as Named;
+        const k = objKey(cmd.what, name.name);
+        if (!t.objects.has(k)) {
+          if (destroy) return;
+          throw new KernelError('ENOENT', name.span);
+        }
+        const what = cmd.what;
+        const used = [...t.chains.values()].some((c) => c.rules.some((r) => r.rule.stmts.some((x) => x.kind === 'objref' && x.type === what && x.name === name.name)));
+        if (used) throw new KernelError('EBUSY', name.span);
+        t.objects.delete(k);
+        return;
+      }
       case 'rule': {
         const name = cmd.name as Named;
         const c = t.chains.get(name.name);
@@ -631,7 +680,7 @@ class Transaction {
       this.order.length = 0;
       return;
     }
-    const t = this.need(cmd.family, cmd.table);
+    const t = cmd.what === 'set' || cmd.what === 'map' ? this.needCached(cmd.family, cmd.table) : this.need(cmd.family, cmd.table);
     if (cmd.what === 'table') {
       for (const c of t.chains.values()) c.rules = [];
       return;
@@ -643,7 +692,7 @@ class Transaction {
       return;
     }
     const s = t.sets.get(cmd.name.name);
-    if (s === undefined) throw new KernelError('ENOENT', cmd.name.span);
+    if (s === undefined) throw new LocatedError(ERRNO.ENOENT, cmd.name.span);
     s.elements = new Map();
   }
 }

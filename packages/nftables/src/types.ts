@@ -199,7 +199,9 @@ export type Stmt =
    */
   | { readonly kind: 'field-set'; readonly target: Expr; readonly source: Source | { readonly kind: 'text'; readonly text: string } }
   /** `synproxy …`, kept as its canonical text. */
-  | { readonly kind: 'synproxy'; readonly text: string };
+  | { readonly kind: 'synproxy'; readonly text: string }
+  /** `counter name "x"`, `quota name "x"`, `limit name "x"`, `ct helper set "x"`: a named stateful object. */
+  | { readonly kind: 'objref'; readonly type: NftObject['kind']; readonly name: string };
 
 export interface Rule {
   readonly handle: number;
@@ -222,12 +224,26 @@ export interface Chain {
   readonly rules: readonly Rule[];
 }
 
+/** A named stateful object of a table (`counter`, `quota`, `limit`, `ct helper`). */
+export type NftObject = {
+  readonly name: string;
+  readonly handle: number;
+  readonly comment?: string;
+} & (
+  | { readonly kind: 'counter'; readonly packets: number; readonly bytes: number }
+  | { readonly kind: 'quota'; readonly over: boolean; readonly bytes: number; readonly used: number }
+  | { readonly kind: 'limit'; readonly over: boolean; readonly rate: number; readonly unit: string; readonly burst: number; readonly bytes?: boolean }
+  | { readonly kind: 'ct helper'; readonly helper: string; readonly protocol: 'tcp' | 'udp'; readonly l3proto: 'ip' | 'inet' | 'ip6' }
+);
+
 export interface Table {
   readonly family: Family;
   readonly name: string;
   readonly handle: number;
   readonly comment?: string;
   readonly dormant: boolean;
+  /** Stateful objects in creation order (listed first). */
+  readonly objects?: readonly NftObject[];
   /** Sets and maps in creation order. */
   readonly sets: readonly NftSet[];
   /** Chains in creation order. */
