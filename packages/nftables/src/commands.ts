@@ -60,6 +60,10 @@ export interface RuleBody {
   readonly setRefs: readonly Named[];
   /** Named objects the rule uses (`counter name "x"`…), for the kernel's check. */
   readonly objRefs?: readonly (Named & { readonly type: NftObject['kind'] })[];
+  /** The anonymous sets' and maps' ranges: the kernel names the first when it refuses the rule's set. */
+  readonly anonSpans?: readonly Span[];
+  /** The statements' range without a trailing comment (a rule in a block is located there). */
+  readonly stmtSpan?: Span;
   /** `add @set`/`update @set` statements' ranges, for the kernel's errors on them. */
   readonly updateSpans?: readonly Span[];
   /** jump/goto targets (in statements and anonymous vmaps), for the kernel's check. */

@@ -95,9 +95,18 @@ export function typeElement(typing: ElementTyping, raw: RawElement): Element {
   };
 }
 
+function atomSpan(a: RawAtom): Span {
+  return a.kind === 'atom' ? tokSpan(a.tok) : a.span;
+}
+
 function typeData(types: readonly DataType[], d: RawData, span: Span): Value[] {
   if (types.length === 1 && types[0] === 'verdict') {
-    if (d.kind !== 'verdict') throw new LocatedError('Could not parse netfilter verdict', span);
+    if (d.kind !== 'verdict') {
+      const first = d.parts[0];
+      const last = d.parts[d.parts.length - 1];
+      const at = first !== undefined && last !== undefined ? { ...atomSpan(first), endCol: atomSpan(last).endCol } : span;
+      throw new LocatedError("Can't parse symbolic netfilter verdict expressions", at);
+    }
     switch (d.verdict) {
       case 'jump':
       case 'goto':

@@ -146,6 +146,8 @@ const PAYLOAD: Readonly<Record<string, Readonly<Record<string, DataType>>>> = {
 
 /** Transport headers: a rule may match on one of them only. */
 const TRANSPORT: ReadonlySet<string> = new Set(['tcp', 'udp', 'udplite', 'sctp', 'dccp', 'icmp', 'ah', 'esp', 'comp']);
+/** Transport headers with ports at the offsets `th` reads. */
+const PORTED: ReadonlySet<string> = new Set(['tcp', 'udp', 'udplite', 'sctp', 'dccp']);
 const TRANSPORT_BY_NUMBER: ReadonlyMap<number, string> = new Map([[6, 'tcp'], [17, 'udp'], [136, 'udplite'], [132, 'sctp'], [33, 'dccp'], [1, 'icmp'], [51, 'ah'], [50, 'esp'], [108, 'comp']]);
 
 /** Headers netsim does not model, and why (said in the error). */
@@ -533,7 +535,7 @@ class Parser {
       }
       try {
         const rb = this.ruleBody(family);
-        body.push({ kind: 'rule', op: 'add', family, table, chain: name, body: rb, span: rb.span });
+        body.push({ kind: 'rule', op: 'add', family, table, chain: name, body: rb, span: rb.stmtSpan ?? rb.span });
       } catch (e) {
         if (!(e instanceof SyntaxError_)) throw e;
         this.diags.push({ code: 'syntax', span: e.span, message: e.message });
@@ -848,7 +850,7 @@ class Parser {
     if (this.isPunct(n, '-') && t.kind !== 'string') {
       this.next();
       const hi = this.next();
-      if (hi.kind !== 'word' && hi.kind !== 'number' && hi.kind !== 'addr') throw syntax(hi);
+      if ((hi.kind !== 'word' && hi.kind !== 'number' && hi.kind !== 'addr') || (hi.kind === 'word' && KEYWORDS.has(hi.text))) throw syntax(hi);
       return { kind: 'range', lo: t, hi, span: this.span(t, hi) };
     }
     if (this.isPunct(n, '/') && t.kind === 'addr') {
@@ -1088,7 +1090,9 @@ class Parser {
     const jumps: { chain: string; span: Span }[] = [];
     const objRefs: (Named & { readonly type: NftObject['kind'] })[] = [];
     const updateSpans: Span[] = [];
-    const ctx: RuleCtx = { family, setRefs, targets, jumps, objRefs, updateSpans };
+    const anonSpans: Span[] = [];
+    const ctx: RuleCtx = { family, setRefs, targets, jumps, objRefs, updateSpans, anonSpans };
+    let beforeComment: Token | undefined;
     this.l4 = undefined;
     this.deferred = undefined;
     let terminal: Span | undefined;
@@ -1097,6 +1101,7 @@ class Parser {
       const t = this.peek();
       if (t.kind === 'eof' || this.isSep(t) || this.isPunct(t, '}')) break;
       if (this.isWord(t, 'comment')) {
+        beforeComment ??= this.lastBefore();
         this.next();
         const s = this.next();
         if (s.kind !== 'string') throw syntax(s, 'quoted string');
@@ -1124,15 +1129,17 @@ class Parser {
     const last = this.lastBefore();
     const evalError = deferred !== undefined ? { message: deferred.message, span: deferred.span, ...(deferred.related !== undefined && { related: deferred.related }) } : afterTerminal !== undefined ? { message: 'Statement after terminal statement has no effect', span: afterTerminal.span, related: afterTerminal.terminal } : undefined;
     return {
-      stmts: markDependencies(icmpEchoDependency(stmts), family),
+      stmts: markDependencies(mergePayloads(icmpEchoDependency(stmts)), family),
       ...(comment !== undefined && { comment }),
       setRefs,
       targets,
       jumps,
       ...(objRefs.length > 0 && { objRefs }),
       ...(updateSpans.length > 0 && { updateSpans }),
+      ...(anonSpans.length > 0 && { anonSpans }),
       ...(evalError !== undefined && { evalError }),
       span: this.span(first, last),
+      ...(beforeComment !== undefined && beforeComment !== first && { stmtSpan: this.span(first, beforeComment) }),
     };
   }
 
@@ -1283,6 +1290,9 @@ class Parser {
         const prefix: Rhs = len === 32 ? right : { kind: 'prefix', type: 'ipv4_addr', addr: right.value.n, len };
         return { kind: 'match', left: left.left, op: op === '!=' ? '!=' : 'implicit', right: prefix };
       }
+    }
+    if (left.kind === 'binop' && left.op === '&' && isBitmask(left.type) && op === '!=' && right.kind === 'value') {
+      return { kind: 'match', left: left.left, op: '!=', right: { kind: 'mask', value: right.value, mask: left.right } };
     }
     if (left.kind === 'binop' && left.op === '&' && isBitmask(left.type) && (op === 'implicit' || op === '==') && right.kind === 'value') {
       // `tcp flags & (syn|ack) == syn` is stored as value/mask; nft lists it as `syn / syn,ack`.
@@ -1543,8 +1553,9 @@ class Parser {
       ctx.setRefs.push(name);
       return { key, map: { kind: 'ref', name: name.name } };
     }
-    this.expectPunct('{');
+    const open = this.expectPunct('{');
     const raws = this.rawElements(true);
+    ctx.anonSpans.push(this.span(open, this.lastBefore()));
     const elements = raws.map((r) => {
       if (r.data?.kind === 'verdict' && r.data.chain !== undefined) ctx.targets.push(r.data.chain);
       return typeElement({ keyType, dataType: data }, r);
@@ -1622,6 +1633,10 @@ class Parser {
       const f = this.next();
       const type = this.isWord(f) ? proto[f.text] : undefined;
       if (type === undefined) throw syntax(f);
+      if (t.text === 'th' && this.l4 !== undefined && this.l4.protos.length === 1 && PORTED.has(this.l4.protos[0] as string)) {
+        // With the transport protocol known, nft reads (and lists) `th` ports as that header's.
+        return { kind: 'payload', proto: this.l4.protos[0] as string, field: f.text, type };
+      }
       if (TRANSPORT.has(t.text)) {
         // One rule reads one transport header: nft refuses a second, different one.
         // After a set of protocols (`meta l4proto { tcp, udp }`) any header conflicts; nft names the first other one.
@@ -1721,6 +1736,7 @@ class Parser {
           return { op, right: { kind: 'range', type: k.type, lo: k.lo, hi: k.hi } };
         }
       }
+      ctx.anonSpans.push(this.span(n, this.lastBefore()));
       return { op, right: { kind: 'set', elements, keyType: types } };
     }
     if (this.isPunct(n, '@')) {
@@ -1773,6 +1789,7 @@ interface RuleCtx {
   readonly family: Family;
   readonly objRefs: (Named & { readonly type: NftObject['kind'] })[];
   readonly updateSpans: Span[];
+  readonly anonSpans: Span[];
   readonly setRefs: Named[];
   readonly targets: Named[];
   readonly jumps: { chain: string; span: Span }[];
@@ -1855,6 +1872,58 @@ export function exprText(e: Expr): string {
 import { formatValue } from './datatypes.ts';
 function valueTextForBinop(v: Value): string {
   return formatValue(v);
+}
+
+/** Bit offset and width of the byte-aligned header fields nft may merge (`nft describe`). */
+const FIELD_BITS: Readonly<Record<string, Readonly<Record<string, readonly [number, number]>>>> = {
+  ip: { length: [16, 16], id: [32, 16], 'frag-off': [48, 16], ttl: [64, 8], protocol: [72, 8], checksum: [80, 16], saddr: [96, 32], daddr: [128, 32] },
+  tcp: { sport: [0, 16], dport: [16, 16], sequence: [32, 32], ackseq: [64, 32], window: [112, 16], checksum: [128, 16], urgptr: [144, 16] },
+  udp: { sport: [0, 16], dport: [16, 16], length: [32, 16], checksum: [48, 16] },
+  udplite: { sport: [0, 16], dport: [16, 16] },
+  sctp: { sport: [0, 16], dport: [16, 16] },
+  dccp: { sport: [0, 16], dport: [16, 16] },
+  th: { sport: [0, 16], dport: [16, 16] },
+  icmp: { type: [0, 8], code: [8, 8], checksum: [16, 16], id: [32, 16], sequence: [48, 16] },
+};
+
+/**
+ * nft merges equality matches on adjacent fields of one header into one comparison of at most 32
+ * bits (`tcp dport 80 tcp sport 1024`), and lists the result split again in header order at the
+ * place of the last of them (`tcp sport 1024 tcp dport 80`).
+ */
+function mergePayloads(stmts: readonly Stmt[]): Stmt[] {
+  type Cand = { i: number; proto: string; off: number; len: number };
+  const cands: Cand[] = [];
+  stmts.forEach((s, i) => {
+    if (s.kind !== 'match' || s.left.kind !== 'payload' || (s.op !== 'implicit' && s.op !== '==') || s.right.kind !== 'value') return;
+    const fb = FIELD_BITS[s.left.proto]?.[s.left.field];
+    if (fb !== undefined) cands.push({ i, proto: s.left.proto, off: fb[0], len: fb[1] });
+  });
+  if (cands.length < 2) return [...stmts];
+  const groups: Cand[][] = [];
+  for (const base of [['ip'], ['tcp', 'udp', 'udplite', 'sctp', 'dccp', 'th', 'icmp']]) {
+    const cs = cands.filter((c) => base.includes(c.proto)).sort((a, b) => a.off - b.off || a.i - b.i);
+    let run: Cand[] = [];
+    for (const c of cs) {
+      const last = run[run.length - 1];
+      const bits = run.reduce((n, x) => n + x.len, 0);
+      if (last !== undefined && c.off === last.off + last.len && bits + c.len <= 32 && c.proto === last.proto) run.push(c);
+      else {
+        if (run.length > 1) groups.push(run);
+        run = [c];
+      }
+    }
+    if (run.length > 1) groups.push(run);
+  }
+  if (groups.length === 0) return [...stmts];
+  const moved = new Set(groups.flat().map((c) => c.i));
+  const out: Stmt[] = [];
+  stmts.forEach((s, i) => {
+    const g = groups.find((x) => Math.max(...x.map((c) => c.i)) === i);
+    if (g !== undefined) for (const c of g) out.push(stmts[c.i] as Stmt);
+    else if (!moved.has(i)) out.push(s);
+  });
+  return out;
 }
 
 /**

@@ -68,7 +68,7 @@ interface WTable {
   chains: Map<string, WChain>;
   nextHandle: number;
   /** Rule-add commands of this batch, with their spans, for the sticky validation failure. */
-  ruleCmds: { batch: number; span: Span }[];
+  ruleCmds: { batch: number; span: Span; anon?: readonly Span[] }[];
   touched: boolean;
 }
 
@@ -127,7 +127,9 @@ function stmtAllowed(s: Stmt, hook: Hook, type: Chain['base'] extends infer B ? 
   switch (s.kind) {
     case 'nat':
       if (type !== 'nat') return false;
-      return s.nat === 'dnat' || s.nat === 'redirect' ? hook === 'prerouting' || hook === 'output' : hook === 'postrouting' || hook === 'input';
+      if (s.nat === 'dnat' || s.nat === 'redirect') return hook === 'prerouting' || hook === 'output';
+      // masquerade is postrouting only; snat also at input.
+      return s.nat === 'masquerade' ? hook === 'postrouting' : hook === 'postrouting' || hook === 'input';
     case 'reject':
       return hook === 'input' || hook === 'forward' || hook === 'output' || hook === 'prerouting';
     case 'field-set':
@@ -259,7 +261,7 @@ export function tryNftApply(ruleset: Ruleset, text: string, opts: ApplyOptions =
   diags.push(...evalDiags);
   if (diags.length === 0) {
     kernelDiags.push(...tx.validateAll());
-    kernelDiags.sort((a, b) => a.span.line - b.span.line || a.span.col - b.span.col);
+    kernelDiags.sort((a, b) => a.span.line - b.span.line);
     diags.push(...kernelDiags);
   }
   if (diags.length > 0) return { ok: false, error: new NftError(file, text, diags.slice(0, 10)) };
@@ -323,14 +325,27 @@ class Transaction {
     return { tables };
   }
 
+  /** Set by a failure after which the kernel reports no validation errors. */
+  skipValidation = false;
+
   validateAll(): Diagnostic[] {
     const out: Diagnostic[] = [];
+    if (this.skipValidation) return out;
     for (const w of this.tables.values()) {
       if (!w.touched || w.ruleCmds.length === 0) continue;
       const v = validate(w);
       if (v === undefined) continue;
       for (const r of w.ruleCmds) {
-        if (r.batch >= v.batch) out.push({ code: 'kernel', span: r.batch === v.batch && v.span !== undefined ? v.span : r.span, message: `Could not process rule: ${ERRNO[v.errno]}` });
+        if (r.batch < v.batch) continue;
+        // The failing rule is named (or its jump, for a loop); a later one fails at its anonymous
+        // sets too, which are sent before it.
+        const message = `Could not process rule: ${ERRNO[v.errno]}`;
+        if (r.batch === v.batch) {
+          out.push({ code: 'kernel', span: v.span ?? r.span, message });
+          continue;
+        }
+        for (const a of r.anon ?? []) out.push({ code: 'kernel', span: a, message });
+        out.push({ code: 'kernel', span: r.span, message });
       }
     }
     return out;
@@ -471,7 +486,8 @@ class Transaction {
       if (pos.n > chain.rules.length) throw new KernelError('ENOENT', pos.span);
       chain.rules.splice(cmd.op === 'insert' ? pos.n : pos.n + 1, 0, entry);
     }
-    t.ruleCmds.push({ batch, span: cmd.span });
+    const anon = cmd.body.anonSpans;
+    t.ruleCmds.push({ batch, span: cmd.span, ...(anon !== undefined && { anon }) });
   }
 
   /** Lookups in a named set or map must match its key type (and a vmap needs a verdict map). */
@@ -547,10 +563,24 @@ class Transaction {
       return;
     }
     const typed = this.typeAll(raws, { keyType: s.keyType, ...(s.dataType !== undefined && { dataType: s.dataType }) }, s.flags.includes('interval'), s.flags.includes('interval') ? [...w.elements.values()].map((e) => e.el) : []);
+    // One command listing a key twice with other data: nft finds it before sending the batch.
+    const inCommand = new Map<string, Element>();
+    typed.forEach((el, i) => {
+      const id = keyId(el.key);
+      const before = inCommand.get(id);
+      if (before !== undefined && JSON.stringify(before.data) !== JSON.stringify(el.data)) {
+        const raw = raws[i] as RawElement;
+        // Seen on nft 1.0.6 / Linux 6.18: this failure also keeps the table validation from reporting.
+        this.skipValidation = true;
+        throw new KernelError('EEXIST', spans?.[i] ?? raw.keySpan ?? raw.span);
+      }
+      inCommand.set(id, el);
+    });
     typed.forEach((el, i) => {
       const withCounter = s.counter && el.counter === undefined ? { ...el, counter: { packets: 0, bytes: 0 } } : el;
       const id = keyId(el.key);
       const at = w.elements.get(id);
+      if (at !== undefined && at.batch === batch && !exclusive && JSON.stringify(at.el.data) === JSON.stringify(el.data)) return;
       if (at !== undefined) {
         const raw = raws[i] as RawElement;
         // The kernel refuses an existing key under `create`, and under `add` when the data differs.
@@ -609,7 +639,8 @@ class Transaction {
           if (destroy) return;
           throw new KernelError('ENOENT', name.span);
         }
-        if (c.rules.length > 0 || this.referenced(t, name.name)) throw new KernelError('EBUSY', name.span);
+        // The kernel deletes the chain's rules with it; only a jump, goto or verdict map to it keeps it.
+        if (this.referenced(t, name.name)) throw new KernelError('EBUSY', name.span);
         t.chains.delete(name.name);
         return;
       }
