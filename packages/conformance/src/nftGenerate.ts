@@ -295,7 +295,9 @@ function setDecl(r: Rng, s: SetInfo, chains: readonly string[], inline: boolean)
     const els: string[] = [];
     const n = r.int(1, 7);
     for (let i = 0; i < n; i++) els.push(element(r, s, chains));
-    parts.push(`elements = { ${[...new Set(els)].join(', ')} }`);
+    // One element per key (a map listing a key twice with other data is refused in ways that depend on the rest of the batch).
+    const byKey = new Map(els.map((e) => [e.split(' : ')[0], e]));
+    parts.push(`elements = { ${[...byKey.values()].join(', ')} }`);
   }
   return inline ? `{ ${parts.join('; ')}; }` : `{\n\t\t${parts.join('\n\t\t')}\n\t}`;
 }

@@ -97,6 +97,8 @@ export type Command =
       readonly policy?: BaseChainSpec['policy'];
       readonly comment?: string;
       readonly span: Span;
+      /** Where the kernel's refusal of the chain is reported: the whole command (`add chain …`), or the name in a block. */
+      readonly errSpan?: Span;
     }
   | {
       readonly kind: 'rule';

@@ -257,7 +257,7 @@ export function parseValue(t: DataType, text: string): Value {
   }
   const num = parseNumber(text);
   if (num !== undefined) {
-    if (num > typeMax(t)) throw new ValueError(`Value ${text} exceeds valid range 0-${typeMax(t)}`);
+    if (num > typeMax(t)) throw new ValueError(t === 'inet_service' ? 'Service out of range' : `Value ${text} exceeds valid range 0-${typeMax(t)}`);
     return { type: t, n: num };
   }
   if (t === 'inet_proto') {

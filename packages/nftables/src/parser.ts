@@ -887,8 +887,8 @@ class Parser {
     const name = this.identifier();
     if (this.isPunct(this.peek(), '{')) {
       const { chain, body } = this.chainBlock(family, table, name, start);
-      this.out.push({ ...chain, op, span: name.span } as Command, ...body);
-    } else this.out.push({ kind: 'chain', op, family, table, name, span: name.span });
+      this.out.push({ ...chain, op, span: name.span, errSpan: this.cmdSpan(start) } as Command, ...body);
+    } else this.out.push({ kind: 'chain', op, family, table, name, span: name.span, errSpan: this.cmdSpan(start) });
     this.endOfCommand();
   }
 
@@ -1818,7 +1818,8 @@ function hasTransport(stmts: readonly Stmt[]): boolean {
   return stmts.some(
     (s) =>
       s.kind === 'match' &&
-      ((s.left.kind === 'payload' && (s.left.proto === 'tcp' || s.left.proto === 'udp' || s.left.proto === 'th' || s.left.field === 'protocol')) ||
+      // `th` names no protocol: it does not count.
+      ((s.left.kind === 'payload' && (PORTED.has(s.left.proto) || s.left.field === 'protocol')) ||
         (s.left.kind === 'meta' && s.left.key === 'l4proto') ||
         (s.left.kind === 'concat' && s.left.parts.some((p) => p.kind === 'payload' && (p.proto === 'tcp' || p.proto === 'udp' || p.proto === 'th')))),
   );

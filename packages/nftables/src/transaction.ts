@@ -38,6 +38,8 @@ class KernelError extends Error {
   constructor(
     readonly errno: Errno,
     readonly span: Span,
+    /** Messages of the same command that fail first with the same errno (a rule's anonymous sets). */
+    readonly before: readonly Span[] = [],
   ) {
     super(ERRNO[errno]);
   }
@@ -254,6 +256,7 @@ export function tryNftApply(ruleset: Ruleset, text: string, opts: ApplyOptions =
         const code: NftErrorCode = e.code;
         evalDiags.push({ code, span: e.span, message: e.message, ...(e.related !== undefined && { related: e.related }) });
       } else if (e instanceof KernelError) {
+        for (const span of e.before) kernelDiags.push({ code: 'kernel', span, message: `Could not process rule: ${e.message}` });
         kernelDiags.push({ code: 'kernel', span: e.span, message: `Could not process rule: ${e.message}` });
       } else throw e;
     }
@@ -390,7 +393,8 @@ class Transaction {
         const existing = t.chains.get(cmd.name.name);
         if (cmd.base !== undefined) {
           const ok = cmd.base.type === 'filter' || (cmd.base.type === 'nat' && NAT_HOOKS.includes(cmd.base.hook)) || (cmd.base.type === 'route' && cmd.base.hook === 'output');
-          if (!ok) throw new KernelError('EOPNOTSUPP', cmd.name.span);
+          // nat chains must run after conntrack (priority above -200).
+          if (!ok || (cmd.base.type === 'nat' && cmd.base.priority <= -200)) throw new KernelError('EOPNOTSUPP', cmd.errSpan ?? cmd.name.span);
         }
         if (existing !== undefined) {
           if (cmd.op === 'create') throw new KernelError('EEXIST', cmd.name.span);
@@ -439,12 +443,15 @@ class Transaction {
     if (ee !== undefined) throw new LocatedError(ee.message, ee.span, ee.related);
     // Userspace: every @set must exist (in the ruleset or earlier in this batch).
     const t0 = this.table(cmd.family, cmd.table.name);
+    if (t0 === undefined && cmd.body.setRefs.length > 0) throw new LocatedError(ERRNO.ENOENT, cmd.table.span);
     for (const ref of cmd.body.setRefs) {
       if (t0?.sets.get(ref.name) === undefined) {
         throw new LocatedError(ERRNO.ENOENT, { line: ref.span.line, col: ref.span.col - 1, endCol: ref.span.endCol });
       }
     }
     this.checkSetTypes(cmd, t0);
+    // Without the table, the rule's anonymous sets (sent before it) fail as well.
+    if (t0 === undefined) throw new KernelError('ENOENT', cmd.table.span, (cmd.body.anonSpans ?? []).flatMap((a) => [cmd.table.span, a]));
     const t = this.need(cmd.family, cmd.table);
     const chain = t.chains.get(cmd.chain.name);
     if (chain === undefined) throw new KernelError('ENOENT', cmd.chain.span);
