@@ -227,9 +227,13 @@ function readExpr(e: Expr, p: NftPacket, ctx: NftEvalContext, st: NftEvalState, 
           return undefined;
       }
     case 'ct':
-      return e.key === 'state' ? CT_BITS[ctx.conntrack.state] : e.key === 'status' ? ctx.conntrack.status : ctx.conntrack.mark;
+      if (e.dir !== undefined) return undefined;
+      return e.key === 'state' ? CT_BITS[ctx.conntrack.state] : e.key === 'status' ? ctx.conntrack.status : e.key === 'mark' ? ctx.conntrack.mark : undefined;
     case 'fib':
+      if (e.result !== 'type') return undefined;
       return ctx.fibAddrType(e.flags.includes('saddr') ? p.saddr : p.daddr);
+    case 'exthdr':
+      return undefined;
     case 'numgen': {
       if (e.mode === 'random') {
         // The kernel's reciprocal_scale(prandom_u32(), mod): the high bits of r * mod.
@@ -598,6 +602,11 @@ function applyStatement(s: Stmt, p: NftPacket, ctx: NftEvalContext, st: NftEvalS
     case 'vmap':
     case 'reject':
     case 'nat':
+    case 'quota': // Kept for listing, not modelled: quotas and connection counts are never reached, field writes not applied.
+    case 'ct-count':
+    case 'field-set':
+    case 'synproxy':
+    case 'objref':
       return;
   }
 }
