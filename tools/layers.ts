@@ -9,7 +9,7 @@ export const ALLOWED_IMPORTS: { readonly [pkg: string]: readonly string[] } = {
   netfilter: [],
   nftables: [],
   kube: [],
-  kernel: ['netfilter'],
+  kernel: ['netfilter', 'nftables'],
   sim: ['netfilter', 'kernel', 'kube'],
   check: ['sim', 'netfilter', 'kernel', 'kube'],
   controllers: ['sim', 'netfilter', 'kube'],

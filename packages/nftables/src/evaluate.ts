@@ -56,14 +56,24 @@ export interface NftEvalContext {
   readonly trace?: boolean;
 }
 
-/** State that outlives one packet: `numgen inc` counters and dynamic set members (`update @s`). */
+/**
+ * State that outlives one packet: `numgen inc` counters, dynamic set members (`update @s`) and
+ * what `counter` statements counted (by statement; {@link withCounters} puts it into a listing).
+ */
 export interface NftEvalState {
   readonly counters: Map<Rule, number>;
   readonly dynamic: Map<NftSet, Set<string | number>>;
+  readonly counts: Map<Stmt, NftCount>;
+}
+
+/** Packets and bytes one `counter` statement counted since its rule was added. */
+export interface NftCount {
+  packets: number;
+  bytes: number;
 }
 
 export function createNftEvalState(): NftEvalState {
-  return { counters: new Map(), dynamic: new Map() };
+  return { counters: new Map(), dynamic: new Map(), counts: new Map() };
 }
 
 /** What a NAT statement asked for; choosing the address and port is the datapath's job. */
@@ -560,9 +570,18 @@ function natRequest(s: Extract<Stmt, { kind: 'nat' }>, p: NftPacket, ctx: NftEva
 
 function applyStatement(s: Stmt, p: NftPacket, ctx: NftEvalContext, st: NftEvalState, table: Table, rule: Rule, m: Mutable): void {
   switch (s.kind) {
-    case 'counter':
+    case 'counter': {
+      // The ruleset value stays as loaded; the counts live in the state, as the kernel's per-rule counters.
+      const c = st.counts.get(s);
+      if (c === undefined) st.counts.set(s, { packets: 1, bytes: p.length ?? 0 });
+      else {
+        c.packets++;
+        c.bytes += p.length ?? 0;
+      }
+      return;
+    }
     case 'limit':
-      // Counters are not updated by evaluation (pure); limits are taken as under their rate.
+      // Limits are taken as under their rate.
       return;
     case 'log':
       if (m.logs === NO_LOGS) m.logs = [];
