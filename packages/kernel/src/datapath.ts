@@ -69,7 +69,7 @@ import {
 } from './packet.ts';
 import { effectiveAcceptLocal, effectiveRouteLocalnet, effectiveRpFilter } from './sysctl.ts';
 import type { DropSite, MatchedRule, TraceStep } from './trace.ts';
-import { evaluateBaseChain, formatNftTrace, iptablesPriority, type NftBaseChainRef, type NftChainResult, type NftPacket } from '@netsim/nftables';
+import { evaluateBaseChain, formatNftPacket, formatNftTrace, iptablesPriority, type NftBaseChainRef, type NftChainResult, type NftPacket } from '@netsim/nftables';
 import { nftCtView, nftHookName, nftNatRequest, nftPacketOf, nftRejectWith, rtnOf } from './nft.ts';
 
 /** The conntrack state a packet carries through one host (`skb->_nfct` and its ctinfo). */
@@ -292,20 +292,6 @@ function hex8(n: number): string {
   return (n >>> 0).toString(16).padStart(8, '0');
 }
 
-/** `nft monitor trace`'s packet line: the interfaces and headers the chain saw. */
-function nftPacketLine(p: NftPacket): string {
-  const parts: string[] = [];
-  if (p.iifname !== undefined) parts.push(`iif "${p.iifname}"`);
-  if (p.oifname !== undefined) parts.push(`oif "${p.oifname}"`);
-  if (p.mark !== 0) parts.push(`meta mark 0x${hex8(p.mark)}`);
-  parts.push(`ip saddr ${ip(p.saddr)} ip daddr ${ip(p.daddr)}`);
-  const proto = p.protocol === PROTO_TCP ? 'tcp' : p.protocol === PROTO_UDP ? 'udp' : p.protocol === PROTO_ICMP ? 'icmp' : String(p.protocol);
-  parts.push(`ip protocol ${proto}`);
-  if (p.protocol === PROTO_TCP || p.protocol === PROTO_UDP) parts.push(`${proto} sport ${p.sport ?? 0} ${proto} dport ${p.dport ?? 0}`);
-  if (p.protocol === PROTO_ICMP) parts.push(`icmp type ${p.icmpType ?? 0}`);
-  return parts.join(' ');
-}
-
 /** Runs one nft base chain on the packet: applies `meta mark set` / `ct mark set`, records the walk. */
 function runNftChain(host: Host, hook: Hook, ref: NftBaseChainRef, pkt: Pkt, inIf: string | null, outIf: string | null, sk: SkbCt, rc: RunCtx): NftChainResult {
   const packet = nftPacket(host, pkt, inIf, outIf);
@@ -326,7 +312,7 @@ function runNftChain(host: Host, hook: Hook, ref: NftBaseChainRef, pkt: Pkt, inI
   if (!rc.lean) {
     const id = `trace id ${hex8(pkt.id)}`;
     const head = `${id} ${ref.family} ${ref.table.name} ${ref.chain.name}`;
-    const lines = [`${head} packet: ${nftPacketLine(packet)}`, ...formatNftTrace(r.trace).split('\n').filter((l) => l !== '').map((l) => `${id} ${l}`)];
+    const lines = [`${head} packet: ${formatNftPacket(packet)}`, ...formatNftTrace(r.trace).split('\n').filter((l) => l !== '').map((l) => `${id} ${l}`)];
     const verdict = r.verdict === 'unsupported' ? `unsupported (${r.unsupported ?? '?'})` : r.nat !== undefined ? `accept (${r.nat.kind})` : r.verdict;
     rc.trace.push({ kind: 'nft', host: host.name, hook, family: ref.family, table: ref.table.name, chain: ref.chain.name, priority: ref.priority, verdict, lines });
   }

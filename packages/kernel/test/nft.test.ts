@@ -301,7 +301,7 @@ table inet f {
     expect(text).toContain(`[node-a] filter INPUT: ACCEPT
     TRACE: filter:INPUT:rule:1  -A INPUT -p tcp -m tcp --dport 22 -j ACCEPT
 [node-a] nft inet f input (INPUT, priority 10): accept
-    trace id 00000001 inet f input packet: iif "eth0" ip saddr 192.0.2.10 ip daddr 198.51.100.10 ip protocol tcp tcp sport 40000 tcp dport 22
+    trace id 00000001 inet f input packet: iif "eth0" ip saddr 192.0.2.10 ip daddr 198.51.100.10 ip ttl 64 ip length 60 tcp sport 40000 tcp dport 22 tcp flags == syn
     trace id 00000001 inet f input rule tcp dport 22 counter packets 0 bytes 0 accept (verdict accept)
 `);
   });

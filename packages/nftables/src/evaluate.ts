@@ -510,7 +510,11 @@ export function evaluateBaseChain(ref: NftBaseChainRef, packet: NftPacket, ctx: 
       if (s.kind === 'meta-set') p = { ...p, mark: m.mark };
     }
     if (!matched) continue;
-    if (verdict === undefined) continue;
+    if (verdict === undefined) {
+      // The kernel traces every rule that ran to its end, a rule without a verdict as `continue`.
+      if (ctx.trace === true) traceRuleOf(ctx, m, ref, frame.chain, rule, 'continue');
+      continue;
+    }
     if (ctx.trace === true) traceRuleOf(ctx, m, ref, frame.chain, rule, verdictText(verdict));
     switch (verdict.kind) {
       case 'accept':
@@ -667,6 +671,48 @@ export function evaluateHook(rs: Ruleset, packet: NftPacket, ctx: NftEvalContext
     }
   }
   return { verdict: 'accept', mark: p.mark, ...(ctMark !== undefined && { ctMark }), ...(nat !== undefined && { nat }), notrack, trace };
+}
+
+/**
+ * `nft monitor trace`'s `packet:` line for what netsim models of a packet: interfaces, mark,
+ * addresses, TTL, length and the transport header (the kernel also prints link-layer and header
+ * fields netsim does not keep).
+ */
+export function formatNftPacket(p: NftPacket): string {
+  const parts: string[] = [];
+  if (p.iifname !== undefined) parts.push(`iif "${p.iifname}"`);
+  if (p.oifname !== undefined) parts.push(`oif "${p.oifname}"`);
+  if (p.mark !== 0) parts.push(`meta mark 0x${(p.mark >>> 0).toString(16).padStart(8, '0')}`);
+  parts.push(`ip saddr ${ipText(p.saddr)} ip daddr ${ipText(p.daddr)}`);
+  if (p.ttl !== undefined) parts.push(`ip ttl ${p.ttl}`);
+  if (p.length !== undefined) parts.push(`ip length ${p.length}`);
+  if (p.protocol === 6 || p.protocol === 17) {
+    const name = p.protocol === 6 ? 'tcp' : 'udp';
+    parts.push(`${name} sport ${p.sport ?? 0} ${name} dport ${p.dport ?? 0}`);
+    if (p.protocol === 6) parts.push(`tcp flags == ${tcpFlagsText(p.tcpFlags ?? 0)}`);
+  } else if (p.protocol === 1) parts.push(`icmp type ${p.icmpType ?? 0}`);
+  else parts.push(`ip protocol ${p.protocol}`);
+  return parts.join(' ');
+}
+
+function ipText(a: number): string {
+  return `${a >>> 24}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}`;
+}
+
+const TCP_FLAG_NAMES: readonly (readonly [number, string])[] = [
+  [1, 'fin'],
+  [2, 'syn'],
+  [4, 'rst'],
+  [8, 'psh'],
+  [16, 'ack'],
+  [32, 'urg'],
+  [64, 'ecn'],
+  [128, 'cwr'],
+];
+
+function tcpFlagsText(f: number): string {
+  const names = TCP_FLAG_NAMES.filter(([bit]) => (f & bit) !== 0).map(([, n]) => n);
+  return names.length === 0 ? '0x0' : names.join(' | ');
 }
 
 /** A trace in the style of `nft monitor trace` (one line per entry, without the trace id). */

@@ -17,6 +17,7 @@ export {
   createNftEvalState,
   evaluateBaseChain,
   evaluateHook,
+  formatNftPacket,
   formatNftTrace,
   hookSchedule,
   iptablesPriority,
