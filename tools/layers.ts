@@ -10,7 +10,7 @@ export const ALLOWED_IMPORTS: { readonly [pkg: string]: readonly string[] } = {
   nftables: [],
   kube: [],
   kernel: ['netfilter', 'nftables'],
-  sim: ['netfilter', 'kernel', 'kube'],
+  sim: ['netfilter', 'nftables', 'kernel', 'kube'],
   check: ['sim', 'netfilter', 'kernel', 'kube'],
   controllers: ['sim', 'netfilter', 'kube'],
   scenario: ['sim', 'check', 'controllers', 'netfilter', 'kernel', 'kube'],
