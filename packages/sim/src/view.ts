@@ -49,6 +49,8 @@ export interface AgentView {
   readonly declares?: ControllerDeclaration;
   /** Times its process failed on its own (a controller error under the crash policy), not by an injected fault. */
   readonly ownFailuresMs: readonly number[];
+  /** Why each of those failures happened (the controller's error), in the same order. */
+  readonly ownFailureReasons?: readonly string[];
 }
 
 /** A read-only view of the world after a step. */

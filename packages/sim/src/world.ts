@@ -281,6 +281,8 @@ export class World {
   readonly #injectedDown = new Map<Agent<ControllerContext>, number>();
   /** When each agent's process failed on its own (controller errors under the crash policy). */
   readonly #ownFailures = new Map<Agent<ControllerContext>, number[]>();
+  /** Why, in the same order. */
+  readonly #ownFailureReasons = new Map<Agent<ControllerContext>, string[]>();
   #datapath: ClusterDatapath | undefined;
   #started = false;
 
@@ -298,6 +300,9 @@ export class World {
         const failures = this.#ownFailures.get(agent) ?? [];
         failures.push(engine.now());
         this.#ownFailures.set(agent, failures);
+        const reasons = this.#ownFailureReasons.get(agent) ?? [];
+        reasons.push(`${finding.kind}: ${finding.message}`);
+        this.#ownFailureReasons.set(agent, reasons);
         agent.fail(`${finding.kind}: ${finding.message}`);
         return 'continue';
       },
@@ -494,7 +499,7 @@ export class World {
         return w.#node(node).agents[0]?.state ?? 'down';
       },
       agents(node) {
-        return w.#node(node).agents.map((a) => ({ name: a.name, node: a.node, state: a.state, incarnation: a.incarnation, ...(a.controller.declares !== undefined ? { declares: a.controller.declares } : {}), ownFailuresMs: w.#ownFailures.get(a) ?? [] }));
+        return w.#node(node).agents.map((a) => ({ name: a.name, node: a.node, state: a.state, incarnation: a.incarnation, ...(a.controller.declares !== undefined ? { declares: a.controller.declares } : {}), ownFailuresMs: w.#ownFailures.get(a) ?? [], ownFailureReasons: w.#ownFailureReasons.get(a) ?? [] }));
       },
       boots(node) {
         return w.#node(node).boots;

@@ -12,32 +12,24 @@ import { MUTANTS } from '../../../controllers/mutants/index.ts';
 import { defaultCampaign } from './suite.ts';
 
 /** A whole default campaign may run here (a missed variant); on a loaded machine that is seconds, not milliseconds. */
-const CAMPAIGN_TIMEOUT_MS = 120_000;
+const CAMPAIGN_TIMEOUT_MS = 300_000;
 
 const EXPECTED_MISSED: ReadonlyMap<string, string> = new Map([
   ['npl:cached-ip-reused', 'a same-name recreate with a new IP seen as one update'],
   ['npl:annotation-not-removed', 'Service updates (selector, NPL annotation, type) and a mappings == eligible oracle'],
   ['npl:annotation-not-updated', 'a same-name recreate with a new IP seen as one update'],
-  ['npl:udp-ignored', 'UDP Service ports and a mapping-published liveness oracle'],
   ['npl:no-retry', 'iptables failures in the campaign and a mapping-published liveness oracle'],
   ['npl:retry-without-backoff', 'persistent iptables failures and a retry-rate (hot loop) oracle'],
   ['npl:flush-before-refill', 'an oracle that a restart never takes away a served mapping'],
   ['npl:port-update-ignored', 'Service port updates and a mappings == eligible oracle'],
   ['npl:named-port-ignored', 'named targetPorts in the generated Services and a mapping-published liveness oracle'],
   ['npl:selector-update-ignored', 'Service selector updates and a mappings == eligible oracle'],
-  ['flannel:masquerade-pod-to-pod', 'the Pod-to-Pod source-preserved datapath probe'],
-  ['flannel:no-egress-masquerade', 'the Pod egress masquerade datapath probe'],
   ['flannel:bootstrap-not-retried', 'iptables failures at start and an owned-chain liveness oracle'],
-  ['kube-proxy:stale-udp-conntrack', 'a UDP Service and a UDP source-port probe across endpoint changes'],
-  ['kube-proxy:udp-ignored', 'a UDP Service and a UDP probe'],
-  ['kube-proxy:local-policy-masquerades', 'a NodePort Local probe asserting the client source is kept'],
-  ['kube-proxy:local-policy-cluster-endpoints', 'a NodePort Local probe asserting the client source is kept'],
   ['kube-proxy:lost-changes-after-failed-restore', 'iptables-restore failures in the campaign and no-stale-dnat over every reachable chain'],
   ['kube-proxy:no-retry', 'iptables failures in the campaign and a liveness oracle'],
   ['npl:tombstone-dropped', 'caught at run 79 of the old default campaign; with the built-in invariants in the profile the default 100 runs draw other histories and miss the tombstone-at-relist case — needs a delete during a watch gap in every npl swarm'],
   ['kube-proxy:tombstone-crash', 'a Service or EndpointSlice deleted during a watch gap'],
   ['kube-proxy:terminating-endpoints-ignored', 'graceful deletion windows and a NodePort Local probe while the only local endpoint terminates'],
-  ['kube-proxy:hairpin-not-masqueraded', 'a ClusterIP probe from a Pod that may be sent to itself'],
 ]);
 
 describe('mutation suite: the default campaign of netsim fuzz', () => {

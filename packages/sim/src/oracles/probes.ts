@@ -368,7 +368,9 @@ export function datapathProbes(opts: { readonly settleMs?: number; readonly ever
             const r = p.run(now);
             if (r.inconclusive !== true) count++;
             next.push({ id: p.id, ok: r.ok, message: r.message, atMs: now, nodes: [...new Set(p.nodes)].filter((x) => x !== ''), expectedSinceMs: sinceMs, state: { probe: p.id } });
-            if (wasOk.get(p.id) !== r.ok) w.emit('probe.result', { probe: p.id, ok: r.ok, outcome: r.ok ? 'ok' : 'failed', detail: r.message, builtin: true, ...(r.hops !== undefined ? { hops: r.hops } : {}) });
+            const prev = wasOk.get(p.id);
+            // News only: a first failure, or a change.
+            if (prev === undefined ? !r.ok : prev !== r.ok) w.emit('probe.result', { probe: p.id, ok: r.ok, outcome: r.ok ? 'ok' : 'failed', detail: r.message, builtin: true, ...(r.hops !== undefined ? { hops: r.hops } : {}) });
             wasOk.set(p.id, r.ok);
           }
           for (const id of [...expected.keys()]) if (!seen.has(id)) {
