@@ -154,6 +154,8 @@ export interface FuzzPropertyOptions {
   readonly invariants?: InvariantRegistry;
   /** Check the built-in, controller-agnostic invariants beside the profile's (see {@link fuzzInvariants}); `netsim fuzz` does. Default false. */
   readonly builtins?: boolean;
+  /** More invariants to check (`netsim fuzz` adds a `--controllers` module's registered ones as `kind: custom`). */
+  readonly extra?: readonly InvariantSpec[];
 }
 
 /**
@@ -179,7 +181,7 @@ export function fuzzProperty(controller: string, profile: FuzzProfile, controlle
     controller: { name: controller },
     ...(alongside.length > 0 ? { alongside, timeline: { ...profile.scenarios.timeline, agents } } : {}),
   });
-  const specs = opts.builtins === true ? fuzzInvariants(profile) : [...profile.invariants];
+  const specs = [...(opts.builtins === true ? fuzzInvariants(profile) : profile.invariants), ...(opts.extra ?? [])];
   return controllerProperty({
     name: `${controller}${alongside.map((c) => ` beside ${c.name}`).join('')} keeps ${specs.length === 1 ? 'its invariant' : 'its invariants'}`,
     scenarios: scenarios.map(profile.adjust ?? ((x) => x)),

@@ -15,7 +15,7 @@ import { isAbsolute, join, relative } from 'node:path';
 import cliProgress from 'cli-progress';
 import { Command, InvalidArgumentError } from 'commander';
 import { checkProperty, exportCounterexample, type SimulationProperty } from '@netsim/check';
-import { FUZZ_PROFILES, fuzzInvariants, fuzzProfileFor, fuzzProperty, scenarioFromCounterexample, serializeScenario } from '@netsim/scenario';
+import { FUZZ_PROFILES, fuzzInvariants, fuzzProfileFor, fuzzProperty, scenarioFromCounterexample, serializeScenario, type InvariantSpec } from '@netsim/scenario';
 import type { SimScenario } from '@netsim/sim';
 import { loadPlugins } from './registry.ts';
 import type { Io } from './replay.ts';
@@ -75,7 +75,12 @@ export async function runFuzz(opts: FuzzCliOptions, io: Io = defaultIo): Promise
   const plan = shardPlan(opts.runs, opts.seed, opts.shard);
   const shardText = opts.shard !== undefined ? `, shard ${opts.shard.index}/${opts.shard.count}` : '';
   // The profile's invariants, then the built-in, controller-agnostic ones.
-  const invariants = fuzzInvariants(profile);
+  // And every invariant a --controllers module registers, by name (so a counterexample file names it).
+  const registered: InvariantSpec[] = Object.keys(plugins.invariants)
+    .sort()
+    .filter((name) => !profile.invariants.some((s) => s.kind === 'custom' && s.name === name))
+    .map((name) => ({ kind: 'custom', name }));
+  const invariants = [...fuzzInvariants(profile), ...registered];
   io.stdout(`netsim fuzz: seed ${plan.seed}${shardText}, ${plan.runs} runs of ${opts.controller}${besides} against ${invariants.length} invariant${invariants.length === 1 ? '' : 's'}\n`);
 
   const bar = new cliProgress.SingleBar(
@@ -95,7 +100,7 @@ export async function runFuzz(opts: FuzzCliOptions, io: Io = defaultIo): Promise
   let runs = 0;
   let shrinking = false;
   if (showBar) bar.start(plan.runs, 0, { rate: '0', phase: 'searching' });
-  const prop = counted(fuzzProperty(opts.controller, profile, plugins.controllers, { alongside: alongside.map((name) => ({ name })), builtins: true }), () => {
+  const prop = counted(fuzzProperty(opts.controller, profile, plugins.controllers, { alongside: alongside.map((name) => ({ name })), builtins: true, invariants: plugins.invariants, extra: registered }), () => {
     if (shrinking) return;
     runs++;
     const rate = (runs * 1000) / Math.max(1, Date.now() - started);

@@ -1,19 +1,22 @@
 /**
  * Where the `replay` and `fuzz` commands find controllers and fuzz profiles: the reference
  * controllers of `@netsim/controllers`, plus any a user module adds (`--controllers ./mine.ts`,
- * a module exporting `controllers`, a registry by name, and optionally `fuzzProfiles`).
+ * a module exporting `controllers`, a registry by name, and optionally `fuzzProfiles` and
+ * `invariants`, users' invariants by name).
  */
 import { existsSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { CONTROLLERS } from '@netsim/controllers';
-import type { ControllerRegistry } from '@netsim/sim';
-import type { FuzzProfile } from '@netsim/scenario';
+import type { ControllerRegistry, InvariantSource } from '@netsim/sim';
+import type { FuzzProfile, InvariantRegistry } from '@netsim/scenario';
 import { userPath } from '../cwd.ts';
 import { UsageError, messageOf } from '../errors.ts';
 
 export interface Plugins {
   readonly controllers: ControllerRegistry;
   readonly fuzzProfiles: { readonly [prefix: string]: FuzzProfile };
+  /** Users' invariants by name (the module's `invariants` export): `kind: custom` in scenario files, and checked by `netsim fuzz`. */
+  readonly invariants: InvariantRegistry;
 }
 
 function isRecord(x: unknown): x is Record<string, unknown> {
@@ -28,6 +31,7 @@ function isRecord(x: unknown): x is Record<string, unknown> {
 export async function loadPlugins(module: string | undefined, builtinProfiles: { readonly [prefix: string]: FuzzProfile }): Promise<Plugins> {
   const controllers: Record<string, ControllerRegistry[string]> = { ...CONTROLLERS };
   const fuzzProfiles: Record<string, FuzzProfile> = { ...builtinProfiles };
+  const invariants: Record<string, InvariantSource> = {};
   if (module !== undefined) {
     const path = userPath(module);
     if (!existsSync(path)) throw new UsageError(`--controllers ${module}: no such file (${path})`);
@@ -46,6 +50,13 @@ export async function loadPlugins(module: string | undefined, builtinProfiles: {
     Object.assign(controllers, mod['controllers']);
     if (mod['fuzzProfiles'] !== undefined && !isRecord(mod['fuzzProfiles'])) throw new UsageError(`--controllers ${module}: "fuzzProfiles" must be an object of fuzz profiles by controller prefix`);
     if (isRecord(mod['fuzzProfiles'])) Object.assign(fuzzProfiles, mod['fuzzProfiles']);
+    if (mod['invariants'] !== undefined) {
+      if (!isRecord(mod['invariants'])) throw new UsageError(`--controllers ${module}: "invariants" must be an object of invariants (or factories of them) by name`);
+      for (const [name, inv] of Object.entries(mod['invariants'])) {
+        if (typeof inv !== 'function' && !(isRecord(inv) && typeof inv['check'] === 'function')) throw new UsageError(`--controllers ${module}: invariants["${name}"] is neither an invariant ({ name, check }) nor a factory () => invariant`);
+      }
+      Object.assign(invariants, mod['invariants']);
+    }
   }
-  return { controllers, fuzzProfiles };
+  return { controllers, fuzzProfiles, invariants };
 }

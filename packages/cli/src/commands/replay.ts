@@ -222,7 +222,7 @@ export async function runReplay(paths: readonly string[], opts: ReplayCliOptions
   for (const path of files) {
     try {
       const file = await loadScenarioFile(path);
-      const result = await replay(file, { controllers: plugins.controllers, ...(opts.seed !== undefined ? { seed: opts.seed } : {}), trace: true });
+      const result = await replay(file, { controllers: plugins.controllers, invariants: plugins.invariants, ...(opts.seed !== undefined ? { seed: opts.seed } : {}), trace: true });
       if (opts.trace !== undefined) trace += JSON.stringify({ step: 0, t: 0, type: 'replay.scenario', file: path, name: file.name, seed: result.seed }) + '\n' + toJsonLines(result.events);
       rows.push({ path, name: file.name, controller: controllerLabel(file.scenario), seed: result.seed, expected: result.expected, observed: result.observed, verdict: result.met ? 'met' : 'NOT MET', result });
     } catch (e) {

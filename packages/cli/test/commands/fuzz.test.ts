@@ -22,7 +22,7 @@ describe('netsim fuzz', () => {
     const c = capture();
     expect(await runFuzz({ controller: 'toy-dnat:faulty', runs: 100, seed: 8, out, controllers: toy, progress: false }, c.io)).toBe(1);
     const text = c.out();
-    expect(text.split('\n')[0]).toBe('netsim fuzz: seed 8, 100 runs of toy-dnat:faulty against 6 invariants');
+    expect(text.split('\n')[0]).toBe('netsim fuzz: seed 8, 100 runs of toy-dnat:faulty against 7 invariants');
     expect(text).toMatch(/^counterexample after \d+ runs and \d+ shrinks \([\d.]+s\): invariant "no stale DNAT" violated at step \d+, t=\d+ms/m);
     expect(text).toMatch(/^history: 2 actions, story: \d+ lines$/m);
     const files = readdirSync(out).sort();
@@ -39,11 +39,26 @@ describe('netsim fuzz', () => {
     expect(r.out()).toContain('1 of 1 scenario met its expectation');
   });
 
+  it('should check the invariants a --controllers module registers, and write them into the counterexample by name', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'netsim-fuzz-'));
+    const mod = `${root}packages/cli/test/fixtures/custom-invariant.ts`;
+    const c = capture();
+    expect(await runFuzz({ controller: 'toy-dnat:fixed', runs: 100, seed: 8, out, controllers: mod, progress: false }, c.io)).toBe(1);
+    expect(c.out().split('\n')[0]).toBe('netsim fuzz: seed 8, 100 runs of toy-dnat:fixed against 8 invariants');
+    expect(c.out()).toMatch(/^counterexample after \d+ runs and \d+ shrinks \([\d.]+s\): invariant "no Pod at all" violated at step \d+, t=\d+ms: 1 Pods exist/m);
+    const path = join(out, 'fuzz-toy-dnat-fixed-seed-8.yaml');
+    const file = loadScenario(readFileSync(path, 'utf8'));
+    expect(file.invariants).toContainEqual({ kind: 'custom', name: 'no Pod at all' });
+    const r = capture();
+    expect(await runReplay([path], { controllers: mod }, r.io)).toBe(0);
+    expect(r.out()).toContain('1 of 1 scenario met its expectation');
+  });
+
   it('should fuzz with a controller alongside, write it into the counterexample and say how to reproduce', async () => {
     const out = mkdtempSync(join(tmpdir(), 'netsim-fuzz-'));
     const c = capture();
     expect(await runFuzz({ controller: 'flannel:faulty', alongside: ['kube-proxy:fixed'], runs: 100, seed: 1, out, progress: false }, c.io)).toBe(1);
-    expect(c.out().split('\n')[0]).toBe('netsim fuzz: seed 1, 100 runs of flannel:faulty beside kube-proxy:fixed against 6 invariants');
+    expect(c.out().split('\n')[0]).toBe('netsim fuzz: seed 1, 100 runs of flannel:faulty beside kube-proxy:fixed against 7 invariants');
     expect(c.out()).toContain('reproduce the search with: pnpm netsim fuzz --controller flannel:faulty --alongside kube-proxy:fixed --seed 1 --runs 100');
     const file = loadScenario(readFileSync(join(out, 'fuzz-flannel-faulty-seed-1.yaml'), 'utf8'));
     expect(file.scenario.alongside).toEqual([{ name: 'kube-proxy:fixed' }]);
