@@ -173,10 +173,23 @@ export interface EvalResult {
  */
 export type UnknownPolicy = 'stop' | 'assume-match' | 'assume-nomatch';
 
+/**
+ * An {@link UnknownPolicy} per match module, by the name the trace gives it (`limit`, `hashlimit`,
+ * `physdev`, `set`, `conntrack`, `tcp` for `--tcp-option`, …), e.g. `{ default: 'stop', modules:
+ * { limit: 'assume-match', physdev: 'assume-nomatch' } }`. A rule with several undecidable
+ * modules: one assumed not to match makes it not match; otherwise one that stops stops; otherwise
+ * it is assumed to match.
+ */
+export interface UnknownPolicies {
+  /** For modules not named in `modules` (default `stop`). */
+  readonly default?: UnknownPolicy;
+  readonly modules?: Readonly<Record<string, UnknownPolicy>>;
+}
+
 /** Options of `evaluateTable` and `evaluateHook`. */
 export interface EvalOptions {
-  /** Default `stop`. */
-  readonly unknown?: UnknownPolicy;
+  /** One policy for every undecidable module, or one per module. Default `stop`. */
+  readonly unknown?: UnknownPolicy | UnknownPolicies;
   /**
    * Record the trace (default `true`). With `false` the result's `trace` is empty and the walk
    * allocates nothing per rule: for callers that only need the verdict.

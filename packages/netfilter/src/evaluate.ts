@@ -29,6 +29,7 @@ import type {
   HookEvalOptions,
   NatRequest,
   Packet,
+  UnknownPolicies,
   UnknownPolicy,
   Verdict,
 } from './evalTypes.ts';
@@ -112,6 +113,8 @@ function newWalk(packet: Packet, ctx: EvalContext, view: ConntrackView): Walk {
     why: '',
     unknownWhy: '',
     unknownAt: -1,
+    undecided: [],
+    undecidedCount: 0,
   };
   setConntrack(w, view);
   return w;
@@ -150,14 +153,18 @@ function testRule(r: CompiledRule, w: Walk): number {
   // proves `nomatch`; modules with side effects after it are deferred, since the kernel would run
   // them only if the undecidable one matched (see resolveDeferred).
   let first = -1;
+  w.undecidedCount = 0;
   for (let i = 0; i < n; i++) {
     const m = mods[i] as ModTest;
     if (first >= 0 && m.sideEffect) continue;
     const res = m.test(w);
     if (res === NOMATCH) return NOMATCH;
-    if (res === UNDECIDED && first < 0) {
-      first = i;
-      w.unknownWhy = w.why;
+    if (res === UNDECIDED) {
+      w.undecided[w.undecidedCount++] = w.why;
+      if (first < 0) {
+        first = i;
+        w.unknownWhy = w.why;
+      }
     }
   }
   if (first < 0) return MATCH;
@@ -176,6 +183,24 @@ function resolveDeferred(r: CompiledRule, w: Walk): boolean {
   return true;
 }
 
+/**
+ * The policy for a rule whose modules in `w.undecided` could not be decided, each by its module's
+ * policy: one assumed not to match makes the rule not match; otherwise one to stop at stops;
+ * otherwise every one is assumed to match.
+ */
+function rulePolicy(p: UnknownPolicies, w: Walk): UnknownPolicy {
+  let stop = false;
+  for (let i = 0; i < w.undecidedCount; i++) {
+    const why = w.undecided[i] as string;
+    const space = why.indexOf(' ');
+    const module = space < 0 ? why : why.slice(0, space);
+    const one = p.modules?.[module] ?? p.default ?? 'stop';
+    if (one === 'assume-nomatch') return 'assume-nomatch';
+    if (one === 'stop') stop = true;
+  }
+  return stop ? 'stop' : 'assume-match';
+}
+
 function unknownVerdict(r: CompiledRule, chain: CompiledChain, what: string): Verdict {
   return {
     kind: 'unknown',
@@ -191,7 +216,7 @@ function nestingWhat(r: CompiledRule): string {
 /**
  * Walks `ct`'s built-in chain for `hook`. Returns the verdict; NAT, marks and flags are left in `w`.
  */
-function walkTable(ct: CompiledTable, hook: Hook, w: Walk, trace: EvalTraceEntry[] | null, policy: UnknownPolicy): Verdict {
+function walkTable(ct: CompiledTable, hook: Hook, w: Walk, trace: EvalTraceEntry[] | null, policies: UnknownPolicy | UnknownPolicies): Verdict {
   const base = ct.builtin[hook];
   // A table without this built-in chain, or one that does not exist yet (nf_tables creates a table
   // on first use), is not registered at the hook: nothing runs, nothing is traced.
@@ -228,6 +253,7 @@ function walkTable(ct: CompiledTable, hook: Hook, w: Walk, trace: EvalTraceEntry
       }
       if (res === UNDECIDED) {
         const what = w.unknownWhy;
+        const policy = typeof policies === 'string' ? policies : rulePolicy(policies, w);
         if (policy === 'stop') {
           if (trace !== null) trace.push({ kind: 'rule', table: chain.table, chain: chain.name, index: r.index, outcome: 'unknown', unknown: what });
           return unknownVerdict(r, chain, what);

@@ -48,6 +48,7 @@ export type {
   Packet,
   RuleOutcome,
   RuleRef,
+  UnknownPolicies,
   UnknownPolicy,
   Verdict,
 } from './evalTypes.ts';

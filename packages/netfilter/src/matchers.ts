@@ -61,6 +61,9 @@ export interface Walk {
   /** The first undecidable module of the rule being tested: its name and position. */
   unknownWhy: string;
   unknownAt: number;
+  /** What every undecidable module of that rule said (reused: `undecidedCount` entries). */
+  readonly undecided: string[];
+  undecidedCount: number;
 }
 
 export interface ModTest {
