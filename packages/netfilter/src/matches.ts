@@ -1076,7 +1076,7 @@ export function listMatchText(m: Match, numeric: boolean, proto = 0): string {
       return `statistic mode nth ${m.negate ? '! ' : ''}every ${m.every ?? 1}${m.packet ? ` packet ${m.packet}` : ''}`;
     case 'set': {
       let s = `${m.negate ? '! ' : ''}match-set ${m.setName} ${m.flags.join(',')}`;
-      if (m.extra) s += ` ${m.extra.join(' ')}`;
+      if (m.extra) s += ` ${m.extra.map((w) => w.replace(/^--/, '')).join(' ')}`;
       return s;
     }
     case 'iprange': {

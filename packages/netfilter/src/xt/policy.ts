@@ -33,6 +33,38 @@ export const POLICY: XtDefinition = {
     { name: 'tunnel-dst', args: 1, invert: true, multi: true },
     { name: 'next', args: 0, multi: true },
   ],
+  list(args) {
+    const out: string[] = ['policy match'];
+    const elements = args.filter((a) => a === '--next').length + 1;
+    const numbered = args.includes('--strict') || elements > 1;
+    let k = 0;
+    let started = false;
+    for (let i = 0; i < args.length; i++) {
+      const w = args[i] as string;
+      if (w === '!') {
+        out.push('!');
+        continue;
+      }
+      const name = w.slice(2);
+      if (name === 'next') {
+        k++;
+        started = false;
+        continue;
+      }
+      if ((ELEMENT_ORDER as readonly string[]).includes(name) && numbered && !started) {
+        out.push(`[${k}]`);
+        started = true;
+      }
+      if (name === 'strict') {
+        out.push('strict');
+        continue;
+      }
+      const v = args[++i] ?? '';
+      const protoNumber = [...PROTO_NAMES].find(([, n]) => n === v)?.[0];
+      out.push(name, name === 'proto' && protoNumber !== undefined ? String(protoNumber) : v);
+    }
+    return out.join(' ');
+  },
 };
 
 const OPTIONS = new OptionTable(POLICY.options);
