@@ -173,23 +173,18 @@ export interface EvalResult {
  */
 export type UnknownPolicy = 'stop' | 'assume-match' | 'assume-nomatch';
 
-/**
- * An {@link UnknownPolicy} per match module, by the name the trace gives it (`limit`, `hashlimit`,
- * `physdev`, `set`, `conntrack`, `tcp` for `--tcp-option`, …), e.g. `{ default: 'stop', modules:
- * { limit: 'assume-match', physdev: 'assume-nomatch' } }`. A rule with several undecidable
- * modules: one assumed not to match makes it not match; otherwise one that stops stops; otherwise
- * it is assumed to match.
- */
-export interface UnknownPolicies {
-  /** For modules not named in `modules` (default `stop`). */
-  readonly default?: UnknownPolicy;
-  readonly modules?: Readonly<Record<string, UnknownPolicy>>;
-}
-
 /** Options of `evaluateTable` and `evaluateHook`. */
 export interface EvalOptions {
-  /** One policy for every undecidable module, or one per module. Default `stop`. */
-  readonly unknown?: UnknownPolicy | UnknownPolicies;
+  /** Default `stop`. */
+  readonly unknown?: UnknownPolicy;
+  /**
+   * Per-module policies that override `unknown` for an undecidable match of that module, keyed by
+   * module name as the trace's `unknown` text starts (`rpfilter`, `socket`, `set`, `conntrack`,
+   * `tcp` for `--tcp-option`…). E.g. `{ rpfilter: 'assume-match' }` with `unknown: 'stop'`.
+   * A rule with several undecidable modules does not match when one of them is assumed not to;
+   * otherwise it stops when one of them stops; otherwise it is assumed to match.
+   */
+  readonly unknownModules?: Readonly<Record<string, UnknownPolicy>>;
   /**
    * Record the trace (default `true`). With `false` the result's `trace` is empty and the walk
    * allocates nothing per rule: for callers that only need the verdict.

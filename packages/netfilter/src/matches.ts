@@ -1134,6 +1134,15 @@ function listUnknownMatch(module: string, args: readonly string[], numeric: bool
       const burst = optionValue(args, ['--limit-burst'])?.value ?? '5';
       return `limit: avg ${rate} burst ${burst}`;
     }
+    case 'connmark': {
+      // libxt_connmark: " connmark match " then "!" when inverted, then " 0xV[/0xM]".
+      const v = optionValue(args, ['--mark']);
+      if (v === undefined) break;
+      const [value = '', mask] = v.value.split('/');
+      const hex = (t: string): string => `0x${(Number(t) >>> 0).toString(16)}`;
+      const full = mask === undefined || Number(mask) >>> 0 === 0xffffffff;
+      return `connmark match ${v.negate ? '!' : ''} ${hex(value)}${full ? '' : `/${hex(mask)}`}`;
+    }
     case 'pkttype': {
       const v = optionValue(args, ['--pkt-type']);
       if (v !== undefined) return `PKTTYPE ${v.negate ? '!=' : '='} ${v.value}`;
