@@ -71,6 +71,10 @@ const OPTIONS = new OptionTable(POLICY.options);
 
 type Element = Map<string, { invert: boolean; value: string }>;
 
+function emptyElement(k: number): Error {
+  return paramProblem(`policy match: empty policy element ${k}. --strict is in effect, but at least one of reqid, spi, tunnel-src, tunnel-dst, proto or mode is required.`);
+}
+
 class PolicyInstance extends OptionTracker implements ExtensionInstance<Match> {
   readonly name = 'policy';
   readonly spec = OPTIONS;
@@ -97,7 +101,8 @@ class PolicyInstance extends OptionTracker implements ExtensionInstance<Match> {
       case 'strict':
         return;
       case 'next':
-        if (cur.size === 0) throw paramProblem('policy match: empty policy element', use.argIndex);
+        if (!this.has('strict')) throw paramProblem('policy: option "--next" also requires "--strict".\n', use.argIndex);
+        if (cur.size === 0) throw emptyElement(this.elements.length - 1);
         if (this.elements.length === 4) throw paramProblem('policy match: maximum policy depth reached', use.argIndex);
         this.elements.push(new Map<string, { invert: boolean; value: string }>());
         return;
@@ -125,14 +130,15 @@ class PolicyInstance extends OptionTracker implements ExtensionInstance<Match> {
   }
   finish(): Match {
     if (this.dir === undefined) throw paramProblem('policy match: neither --dir in nor --dir out specified');
-    if (this.pol === undefined) throw paramProblem('policy match: --pol is mandatory');
+    // Without --pol the policy is ipsec (the flag's default in libxt_policy).
+    const pol = this.pol ?? 'ipsec';
     const strict = this.has('strict');
     const last = this.elements[this.elements.length - 1] as Element;
-    if (this.pol === 'none') {
+    if (pol === 'none') {
       if (strict) throw paramProblem('policy match: policy none but --strict given');
       if (last.size > 0 || this.elements.length > 1) throw paramProblem('policy match: policy none but policy given');
-    } else if (strict && last.size === 0) throw paramProblem('policy match: empty policy element');
-    const args = ['--dir', this.dir, '--pol', this.pol];
+    } else if (strict && last.size === 0) throw emptyElement(this.elements.length - 1);
+    const args = ['--dir', this.dir, '--pol', pol];
     if (strict) args.push('--strict');
     this.elements.forEach((e, k) => {
       if (e.size === 0) return;

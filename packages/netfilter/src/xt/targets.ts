@@ -125,7 +125,6 @@ export const TEE: XtDefinition = {
     { name: 'gateway', args: 1, parse: gateway },
     { name: 'oif', args: 1 },
   ],
-  tables: ['mangle'],
   finish(s) {
     if (!s.has('gateway')) s.missing('gateway');
   },
