@@ -9,7 +9,7 @@ import { formatIpv4 } from '../ip.ts';
 import { xtablesHost } from '../hostAddress.ts';
 import { lookupProtocol } from '../names.ts';
 import type { Match } from '../types.ts';
-import { hexOf, uintBase0, type XtDefinition } from './define.ts';
+import { hexOf, uintBase0, type XtDefinition, type XtMatchModule } from './define.ts';
 
 const ELEMENT_ORDER = ['reqid', 'spi', 'proto', 'mode', 'tunnel-dst', 'tunnel-src'] as const;
 const PROTO_NAMES: ReadonlyMap<number, string> = new Map([
@@ -154,7 +154,7 @@ class PolicyInstance extends OptionTracker implements ExtensionInstance<Match> {
   }
 }
 
-export const POLICY_MODULE = {
+export const POLICY_MODULE: XtMatchModule = {
   name: 'policy',
   options: OPTIONS,
   def: POLICY,

@@ -13,7 +13,7 @@ function ordinal(d: string): string {
   return last === '1' ? 'st' : last === '2' ? 'nd' : last === '3' ? 'rd' : 'th';
 }
 
-const DAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
+const DAYS: readonly string[] = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
 const DATE_MAX = 0x7fffffff;
 
 function seconds(text: string, at: number): number {
