@@ -110,6 +110,7 @@ export {
   type ServicePortSpec,
   type ServiceSpec,
   type SimScenario,
+  type SwarmConfig,
   type TimedAction,
 } from './scenario.ts';
 export {
@@ -124,7 +125,9 @@ export {
   type Informers,
   type KubeClient,
 } from './context.ts';
-export { World, hostCommandOf, type KubeletTimings, type WorldOptions } from './world.ts';
+export { World, type KubeletTimings, type WorldOptions } from './world.ts';
+export { hostCommandOf } from './actions/hostCommand.ts';
+export { ACTIONS, ACTION_KINDS, ACTION_STORY, actionModule, checkAction, type ActionModule, type ActionWorld, type CheckPlace } from './actions/index.ts';
 export { BUILTIN_HOSTS, OVERLAY_DEVICE, formatScenarioPath } from './datapath.ts';
 export { checkScenarioNetwork, runScenario, type ControllerRegistry, type RunScenarioOptions, type ScenarioReport } from './run.ts';
 export { netfilterBackend, type NetfilterBackend } from './netfilterBackend.ts';
