@@ -26,7 +26,8 @@ export function fuzzInvariants(profile: FuzzProfile): InvariantSpec[] {
   return [...own, ...BUILTIN_SPECS.filter((b) => !own.some((o) => o.kind === 'builtin' && b.kind === 'builtin' && o.check === b.check))];
 }
 
-const NPL_PORTS: readonly PortSpec[] = [8080, 8081, 8082].map((port) => ({ port, protocol: 'TCP' as const }));
+/** Three TCP ports and a UDP one: NodePortLocal maps both protocols. */
+const NPL_PORTS: readonly PortSpec[] = [...[8080, 8081, 8082].map((port) => ({ port, protocol: 'TCP' as const })), { port: 8083, protocol: 'UDP' as const }];
 
 /**
  * Antrea programs a rule for every integer targetPort of a selecting Service, declared by the Pod
@@ -35,12 +36,17 @@ const NPL_PORTS: readonly PortSpec[] = [8080, 8081, 8082].map((port) => ({ port,
  * that difference.
  */
 function withAllNplPorts(s: SimScenario): SimScenario {
-  const pod = (p: PodSpec): PodSpec => ({ ...p, ports: [...NPL_PORTS] });
+  return withPorts(s, NPL_PORTS);
+}
+
+/** Every Pod of the scenario (initial, created, scaled up) declares `ports`. */
+function withPorts(s: SimScenario, ports: readonly PortSpec[]): SimScenario {
+  const pod = (p: PodSpec): PodSpec => ({ ...p, ports: [...ports] });
   return {
     ...s,
     cluster: { ...s.cluster, ...(s.cluster.pods !== undefined ? { pods: s.cluster.pods.map(pod) } : {}) },
     timeline: s.timeline.map((t) =>
-      t.action.kind === 'pod.create' ? { ...t, action: { ...t.action, pod: pod(t.action.pod) } } : t.action.kind === 'workload.scale' ? { ...t, action: { ...t.action, ports: [...NPL_PORTS] } } : t,
+      t.action.kind === 'pod.create' ? { ...t, action: { ...t.action, pod: pod(t.action.pod) } } : t.action.kind === 'workload.scale' ? { ...t, action: { ...t.action, ports: [...ports] } } : t,
     ),
   };
 }
@@ -50,9 +56,16 @@ function withAllNplPorts(s: SimScenario): SimScenario {
  * the health-checked Service always has an endpoint and a failed check is the proxy's doing.
  */
 function withStableBackend(s: SimScenario): SimScenario {
-  const stable: PodSpec = { name: 'stable-0', node: s.cluster.nodes[0]?.name ?? 'node-1', labels: { app: 'web' }, ports: [{ port: 8080, protocol: 'TCP' }] };
-  return { ...s, cluster: { ...s.cluster, pods: [stable, ...(s.cluster.pods ?? [])] } };
+  const stable: PodSpec = { name: 'stable-0', node: s.cluster.nodes[0]?.name ?? 'node-1', labels: { app: 'web' }, ports: [...PROXY_PORTS] };
+  const all = withPorts(s, PROXY_PORTS);
+  return { ...all, cluster: { ...all.cluster, pods: [stable, ...(all.cluster.pods ?? [])] } };
 }
+
+/** The backends of the proxied Services serve HTTP over TCP and DNS over UDP. */
+const PROXY_PORTS: readonly PortSpec[] = [
+  { port: 8080, protocol: 'TCP' },
+  { port: 5353, protocol: 'UDP' },
+];
 
 const NPL_ANNOTATION = 'nodeportlocal.antrea.io';
 const NPL_CHAIN = 'ANTREA-NODE-PORT-LOCAL';
@@ -173,11 +186,28 @@ export const FUZZ_PROFILES: { readonly [family: string]: FuzzProfile } = {
         // The same Pods behind a Cluster-policy NodePort (health-checked) and a Local-policy one:
         // wherever churn leaves a node without a local endpoint, the Local Service's rules differ.
         services: [
-          { name: 'web', type: 'NodePort', selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP', nodePort: 30080 }] },
-          { name: 'web-local', type: 'NodePort', externalTrafficPolicy: 'Local', selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP', nodePort: 30081 }] },
+          {
+            name: 'web',
+            type: 'NodePort',
+            selector: { app: 'web' },
+            ports: [
+              { name: 'http', port: 80, targetPort: 8080, protocol: 'TCP', nodePort: 30080 },
+              { name: 'dns', port: 53, targetPort: 5353, protocol: 'UDP', nodePort: 30053 },
+            ],
+          },
+          {
+            name: 'web-local',
+            type: 'NodePort',
+            externalTrafficPolicy: 'Local',
+            selector: { app: 'web' },
+            ports: [
+              { name: 'http', port: 80, targetPort: 8080, protocol: 'TCP', nodePort: 30081 },
+              { name: 'dns', port: 53, targetPort: 5353, protocol: 'UDP', nodePort: 30054 },
+            ],
+          },
         ],
       },
-      pods: { poolSize: 3, maxPorts: 1, ports: [{ port: 8080, protocol: 'TCP' }] },
+      pods: { poolSize: 3, maxPorts: 2, ports: PROXY_PORTS },
       timeline: { kinds: [...POD_CHURN, ...WATCH_FAULTS, ...RESTARTS, 'workload.scale'], maxActions: 6 },
       probes: [{ kind: 'nodeport-health', service: 'web', everyMs: 1000 }],
       horizonMs: 20_000,

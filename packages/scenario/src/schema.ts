@@ -197,7 +197,7 @@ const Probe = v.variant(
 const TARGETS = ['ACCEPT', 'DROP', 'RETURN', 'REJECT', 'DNAT', 'SNAT', 'MASQUERADE', 'MARK', 'CONNMARK', 'LOG', 'NFLOG', 'NOTRACK', 'CT', 'TRACE'] as const;
 
 /** The built-in, controller-agnostic checks (see `@netsim/sim`'s `builtinInvariants`). */
-export const BUILTIN_CHECKS = ['stale-dnat', 'duplicate-rules', 'owned-chains', 'mappings-served', 'agents-live'] as const;
+export const BUILTIN_CHECKS = ['stale-dnat', 'duplicate-rules', 'owned-chains', 'mappings-served', 'datapath-probes', 'agents-live'] as const;
 
 const Invariant = v.variant(
   'kind',

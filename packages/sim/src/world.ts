@@ -30,6 +30,7 @@ import { SimError } from './errors.ts';
 import { SeededIds } from './ids.ts';
 import { instantiate, type Invariant, type InvariantSource } from './invariants.ts';
 import { isCounting } from './oracles/counting.ts';
+import { isProbing, type ProbeWorld } from './oracles/probes.ts';
 import { NftExecError, createNftHandle, type NftHandleOptions, type NftStore } from './nft.ts';
 import { emptyRuleset as emptyNftRuleset } from '@netsim/nftables';
 import { IptablesError, createIptablesHandle, noIptablesFaults, type IptablesBackend, type IptablesFaultState, type IptablesHandleOptions, type RulesetStore } from './iptables.ts';
@@ -308,7 +309,9 @@ export class World {
     });
     const describesNetwork = opts.cluster.network !== undefined || opts.cluster.nodes.some((n) => n.network !== undefined);
     if (opts.datapath === false && describesNetwork) throw new SimError('invalid-argument', 'the cluster describes a network: do not set datapath: false together with cluster.network or a node\'s network lines');
-    if (opts.datapath ?? ((opts.probes ?? []).length > 0 || describesNetwork)) {
+    // Invariants that send packets (the built-in datapath probes) get the data plane they need.
+    const invariants = (opts.invariants ?? []).map(instantiate);
+    if (opts.datapath ?? ((opts.probes ?? []).length > 0 || describesNetwork || invariants.some(isProbing))) {
       for (const n of opts.cluster.nodes) if (BUILTIN_HOSTS.includes(n.name)) throw new SimError('invalid-argument', `cluster.nodes: a node cannot be named "${n.name}" (a host of the data plane: ${BUILTIN_HOSTS.join(', ')})`);
       const dp = new ClusterDatapath({
         rng: engine.streams.kernel,
@@ -403,10 +406,10 @@ export class World {
     this.view = new LiveView(nodes, this.settleMs, World.#viewSource(this, owners, probeResults));
     const disruptions = this.disruptions;
     engine.onAfterStep(() => disruptions.advance(engine.now()));
-    for (const src of opts.invariants ?? []) {
-      const inv = instantiate(src);
+    for (const inv of invariants) {
       this.#invariants.push(inv);
       engine.addInvariant(inv.name, () => inv.check(this.view));
+      if (isProbing(inv) && this.#datapath !== undefined) inv.attach(this.#probeWorld(this.#datapath));
     }
     const probes = opts.probes ?? [];
     if (probes.length > 0 && this.#datapath === undefined) {
@@ -531,6 +534,44 @@ export class World {
     return out;
   }
 
+  /** What a probing invariant reads and drives: the data plane, the objects, a periodic step. */
+  #probeWorld(datapath: ClusterDatapath): ProbeWorld {
+    return World.#probeWorldOf(this, datapath);
+  }
+
+  static #probeWorldOf(w: World, datapath: ClusterDatapath): ProbeWorld {
+    const engine = w.engine;
+    return {
+      datapath,
+      nodes: [...w.#nodes.values()].map((s) => s.info),
+      nowMs() {
+        return engine.now();
+      },
+      every(periodMs, label, fn) {
+        const tick = (): void => {
+          fn();
+          engine.after(periodMs, { kind: 'probe', label }, tick);
+        };
+        engine.after(periodMs, { kind: 'probe', label }, tick);
+      },
+      pods() {
+        return w.#listCached('Pod');
+      },
+      services() {
+        return w.#listCached('Service');
+      },
+      endpointSlices() {
+        return w.api.list('EndpointSlice').items;
+      },
+      agents(node) {
+        return w.view.agents?.(node) ?? [];
+      },
+      emit(type, fields) {
+        engine.emit(type, fields);
+      },
+    };
+  }
+
   /** The data plane, when built. */
   get datapath(): ClusterDatapath | undefined {
     return this.#datapath;
@@ -578,7 +619,8 @@ export class World {
         const svc = this.api.find('Service', spec.namespace ?? DEFAULT_NAMESPACE, spec.service);
         if (svc === undefined) break;
         for (const port of svc.spec.ports) {
-          if (port.nodePort === undefined) continue;
+          // A health check is a TCP connect: UDP ports are the built-in datapath probes' to check.
+          if (port.nodePort === undefined || port.protocol !== 'TCP') continue;
           for (const st of this.#nodes.values()) {
             results.push({ id: `nodeport-health ${svc.metadata.namespace}/${svc.metadata.name} via ${st.info.ip}:${port.nodePort}`, o: dp.connect('lb', st.info.ip, port.nodePort, now) });
           }
@@ -718,7 +760,8 @@ export class World {
       const pod = this.api.find('Pod', ns, name);
       if (pod === undefined || pod.metadata.uid !== f['uid'] || pod.spec.hostNetwork) return;
       const tcpPorts = pod.spec.containers.flatMap((c) => c.ports.filter((p) => p.protocol === 'TCP').map((p) => p.containerPort));
-      dp.podUp({ node: String(f['node']), pod: String(f['pod']), uid: String(f['uid']), ip: f['ip'], tcpPorts });
+      const udpPorts = pod.spec.containers.flatMap((c) => c.ports.filter((p) => p.protocol === 'UDP').map((p) => p.containerPort));
+      dp.podUp({ node: String(f['node']), pod: String(f['pod']), uid: String(f['uid']), ip: f['ip'], tcpPorts, udpPorts });
     } else if (e.type === 'kube.ipam' && f['result'] === 'released') {
       dp.podDown(String(f['uid']));
     }
