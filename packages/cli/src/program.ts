@@ -39,6 +39,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     register: async (p) => (await import('./commands/ruleset.ts')).registerRulesetCommand(p),
   },
   {
+    name: 'list',
+    term: 'list [options] [chain] [rulenum]',
+    description: 'print what `iptables -L` (or -S) prints on the host a saved iptables-save dump came from',
+    register: async (p) => void p.addCommand((await import('./commands/list.ts')).listCommand()),
+  },
+  {
     name: 'nft',
     term: 'nft',
     description: 'nftables text: apply nft -f files and print nft list ruleset; compare rulesets',
