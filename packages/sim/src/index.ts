@@ -10,6 +10,7 @@ export { SeededIds, type IdSource } from './ids.ts';
 export {
   DEFAULT_BOUNDS,
   Engine,
+  describeThrown,
   Task,
   type BoundName,
   type Bounds,

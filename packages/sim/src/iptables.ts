@@ -297,7 +297,7 @@ export function createIptablesHandle(args: {
   const { delay, attempt, process, execRaw, run, check, lines, exists } = h;
 
   // Methods that use no `this` (the handle still works detached), not arrow properties.
-  return {
+  const handle: IptablesHandle = {
     exists,
     async append(table, chain, ...rulespec) {
       await run(['-t', table, '-A', chain, ...rulespec]);
@@ -382,4 +382,20 @@ export function createIptablesHandle(args: {
       return execRaw(argv);
     },
   };
+  return failuresAreFindings(engine, handle);
+}
+
+/**
+ * The handle with every method's failure tracked (`Engine.tracked`): a failing call nothing
+ * awaits (`void ctx.iptables.append(…)`) is an `unhandled-rejection` finding of the task that
+ * made it, like an unawaited failing `ctx.kube` call, and never kills the process.
+ */
+function failuresAreFindings(engine: Engine, handle: IptablesHandle): IptablesHandle {
+  const out: Record<string, unknown> = {};
+  for (const [name, fn] of Object.entries(handle) as [string, (...args: unknown[]) => Promise<unknown>][]) {
+    out[name] = function (this: void, ...args: unknown[]): Promise<unknown> {
+      return engine.tracked(`ctx.iptables.${name}()`, () => fn(...args));
+    };
+  }
+  return out as unknown as IptablesHandle;
 }
