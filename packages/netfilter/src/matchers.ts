@@ -125,8 +125,6 @@ export function compileMatch(m: Match, rule: Rule): ModTest | null {
   const own = matchModuleOfKind(m.kind)?.compile;
   if (own !== undefined) return own(m, rule);
   switch (m.kind) {
-    case 'comment':
-      return null;
     case 'tcp':
     case 'udp': {
       const proto = m.kind === 'tcp' ? 6 : 17;
@@ -159,22 +157,6 @@ export function compileMatch(m: Match, rule: Rule): ModTest | null {
         },
         sideEffect: false,
         undecidable: option,
-      };
-    }
-    case 'icmp': {
-      const { type, negate } = m.icmp;
-      const any = m.icmp.any === true || type === 255;
-      const cFrom = m.icmp.code?.from ?? 0;
-      const cTo = m.icmp.code?.to ?? 255;
-      return {
-        test: (w) => {
-          const p = w.packet;
-          if (p.proto !== 1 || p.fragment) return NOMATCH;
-          const hit = any || (p.icmpType === type && p.icmpCode >= cFrom && p.icmpCode <= cTo);
-          return hit !== negate ? MATCH : NOMATCH;
-        },
-        sideEffect: false,
-        undecidable: false,
       };
     }
     case 'multiport': {
@@ -314,6 +296,8 @@ export function compileMatch(m: Match, rule: Rule): ModTest | null {
       return undecided(m.module);
     case 'mark':
     case 'iprange':
+    case 'icmp':
+    case 'comment':
       throw new Error(`${m.kind} is compiled by its module`);
   }
 }
