@@ -69,6 +69,13 @@ export interface CommandEnv {
    * when the table commits. Returning true accepts the jump (the caller reports it later).
    */
   acceptMissingChain?(name: string): boolean;
+  /**
+   * iptables-restore announces every user chain it declares (`:NAME - [0:0]`, any table) to
+   * libxtables as "not a target" (`xtables_announce_chain`): from then on `-j NAME` is a jump to
+   * the chain even when a target extension has that name (`LOG`, `TPROXY`, `CLASSIFY`…), so the
+   * extension's options are unknown there.
+   */
+  announcedChain?(name: string): boolean;
 }
 
 interface CoreOption {
@@ -807,12 +814,13 @@ class CommandParser implements ParseEnv {
         this.fixedTarget = name === 'ACCEPT' ? ACCEPT : name === 'DROP' ? DROP : RETURN;
         return;
       }
-      const mod = targetModule(name);
+      const announced = this.env.announcedChain?.(name) === true;
+      const mod = announced ? undefined : targetModule(name);
       if (mod !== undefined) {
         this.target = { instance: mod.create(), completed: false, at };
         return;
       }
-      if (IPTABLES_TARGET_NAMES.has(name)) {
+      if (!announced && IPTABLES_TARGET_NAMES.has(name)) {
         const ext: UnknownExt = { kind: 'target', name, args: [] };
         this.target = ext;
         this.lastUnknown = ext;

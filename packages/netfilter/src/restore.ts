@@ -17,6 +17,7 @@ import { NetfilterError, type NetfilterErrorCode } from './errors.ts';
 import { DEFAULT_IPTABLES_VERSION, Failure, restoreStderr, type IptablesVersion } from './failure.ts';
 import { FastRuleReader } from './fastRule.ts';
 import { isBuiltinChain, isTableName } from './ruleset.ts';
+import { IPTABLES_TARGET_NAMES, targetModule } from './targets.ts';
 import { splitInto } from './tokenize.ts';
 import type { Counters, Rule, Ruleset, TableName, Target } from './types.ts';
 
@@ -108,6 +109,8 @@ class Restorer {
   private table: TableName | undefined;
   /** A jump to a chain missing when its line was read: reported at COMMIT, as the kernel does. */
   private missingJump: string | undefined;
+  /** User chains declared so far whose names are target extensions' (see `CommandEnv.announcedChain`). */
+  private readonly announced = new Set<string>();
 
   /** Reused for the words of every line. */
   private readonly words: string[] = [];
@@ -136,6 +139,7 @@ class Restorer {
         return true;
       },
       ...(ipsets !== undefined && { ipsetExists: (name: string): boolean => ipsets.has(name) }),
+      announcedChain: (name: string): boolean => this.announced.has(name),
     };
     this.env = env;
   }
@@ -282,6 +286,7 @@ class Restorer {
     const name = chainLineName(text, start, end);
     if (name === undefined || isBuiltinChain(table, name)) return false;
     this.drafts.get(table).declareUserChain(name);
+    this.announce(name);
     fast.name(name, text, start + 1);
     return true;
   }
@@ -366,7 +371,13 @@ class Restorer {
       return;
     }
     d.declareUserChain(chain.w);
+    this.announce(chain.w);
     this.fast?.name(chain.w);
+  }
+
+  /** Records a declared user chain whose name is also a target extension's (see `CommandEnv.announcedChain`). */
+  private announce(name: string): void {
+    if (targetModule(name) !== undefined || IPTABLES_TARGET_NAMES.has(name)) this.announced.add(name);
   }
 
   private commandLine(line: string, endsWithNewline: boolean, lineNo: number, version: IptablesVersion): void {
