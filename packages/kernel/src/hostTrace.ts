@@ -139,8 +139,8 @@ export function traceHostPacket(host: Host, packet: HostPacket, opts: HostTraceO
   let fate: HostTraceResult['fate'];
   if (delivered) fate = 'delivered';
   else if (egress !== null) fate = packet.inIface !== null ? 'forwarded' : 'sent';
-  else if (drop?.site.stage === 'hook' && drop.site.verdict === 'REJECT') fate = 'rejected';
-  else if (drop?.site.stage === 'hook' && drop.site.verdict === 'unknown') fate = 'unknown';
+  else if ((drop?.site.stage === 'hook' && drop.site.verdict === 'REJECT') || (drop?.site.stage === 'nft' && drop.site.verdict === 'reject')) fate = 'rejected';
+  else if ((drop?.site.stage === 'hook' && drop.site.verdict === 'unknown') || (drop?.site.stage === 'nft' && drop.site.verdict === 'unsupported')) fate = 'unknown';
   else fate = 'dropped';
   const nowMs = opts.nowMs ?? 0;
   const ported = packet.proto === PROTO_TCP || packet.proto === PROTO_UDP;

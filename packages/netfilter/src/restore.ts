@@ -17,7 +17,6 @@ import { NetfilterError, type NetfilterErrorCode } from './errors.ts';
 import { DEFAULT_IPTABLES_VERSION, Failure, restoreStderr, type IptablesVersion } from './failure.ts';
 import { FastRuleReader } from './fastRule.ts';
 import { isBuiltinChain, isTableName } from './ruleset.ts';
-import { IPTABLES_TARGET_NAMES, targetModule } from './targets.ts';
 import { splitInto } from './tokenize.ts';
 import type { Counters, Rule, Ruleset, TableName, Target } from './types.ts';
 
@@ -109,8 +108,6 @@ class Restorer {
   private table: TableName | undefined;
   /** A jump to a chain missing when its line was read: reported at COMMIT, as the kernel does. */
   private missingJump: string | undefined;
-  /** User chains declared so far whose names are target extensions' (see `CommandEnv.announcedChain`). */
-  private readonly announced = new Set<string>();
 
   /** Reused for the words of every line. */
   private readonly words: string[] = [];
@@ -119,6 +116,13 @@ class Restorer {
   private readonly env: CommandEnv & { table: TableName };
   /** Reads canonical `-A` lines without the general parser (undefined: every line goes through it). */
   private readonly fast: FastRuleReader | undefined;
+  /** Every chain name read on a `:NAME` line so far, in any table (see CommandEnv.notTarget). */
+  private readonly announced = new Set<string>();
+  /**
+   * A chain was declared with the name of a target the fast reader reads itself (DNAT, REJECT):
+   * from then on every rule line goes through the general parser, which knows the chain wins.
+   */
+  private slowTargets = false;
 
   constructor(
     ruleset: Ruleset,
@@ -138,8 +142,8 @@ class Restorer {
         this.missingJump ??= name;
         return true;
       },
+      notTarget: (name: string): boolean => this.announced.has(name),
       ...(ipsets !== undefined && { ipsetExists: (name: string): boolean => ipsets.has(name) }),
-      announcedChain: (name: string): boolean => this.announced.has(name),
     };
     this.env = env;
   }
@@ -189,7 +193,7 @@ class Restorer {
       const table = this.table;
       if (table !== undefined) {
         if (c0 === 45 /* - */ || c0 === 91 /* [ */) {
-          if (fast !== undefined) {
+          if (fast !== undefined && !this.slowTargets) {
             draft ??= this.drafts.get(table);
             const rule = fast.rule(text, start, end, table, draft, this.opts.counters === true);
             if (rule !== undefined && Restorer.append(draft, fast.chain, rule)) continue;
@@ -285,8 +289,8 @@ class Restorer {
   private userChainLine(fast: FastRuleReader, text: string, start: number, end: number, table: TableName): boolean {
     const name = chainLineName(text, start, end);
     if (name === undefined || isBuiltinChain(table, name)) return false;
-    this.drafts.get(table).declareUserChain(name);
     this.announce(name);
+    this.drafts.get(table).declareUserChain(name);
     fast.name(name, text, start + 1);
     return true;
   }
@@ -370,14 +374,14 @@ class Restorer {
       }
       return;
     }
-    d.declareUserChain(chain.w);
     this.announce(chain.w);
+    d.declareUserChain(chain.w);
     this.fast?.name(chain.w);
   }
 
-  /** Records a declared user chain whose name is also a target extension's (see `CommandEnv.announcedChain`). */
   private announce(name: string): void {
-    if (targetModule(name) !== undefined || IPTABLES_TARGET_NAMES.has(name)) this.announced.add(name);
+    this.announced.add(name);
+    if (name === 'DNAT' || name === 'REJECT') this.slowTargets = true;
   }
 
   private commandLine(line: string, endsWithNewline: boolean, lineNo: number, version: IptablesVersion): void {
@@ -396,7 +400,9 @@ class Restorer {
       throw e;
     }
     if (this.table === undefined) {
-      const f = bareFailure('failed');
+      // The real tool says only "line N failed"; the message says why.
+      const what = words[0] === 'COMMIT' ? 'COMMIT' : `\`${words[0] ?? line}' line`;
+      const f = bareFailure(`${what} outside a table: no *table line since the last COMMIT`);
       throw new LocatedFailure(f, lineNo, (columns[0] ?? 1) + offset, words[0] ?? line, `iptables-restore: line ${lineNo} failed\n`);
     }
     const table = this.table;
@@ -427,12 +433,20 @@ class Restorer {
   }
 }
 
+/** `\r`, `\t` and other control characters as escapes (`\x1b`). */
+export function escapeControls(s: string): string {
+  // eslint-disable-next-line no-control-regex
+  return s.replace(/[\x00-\x1f\x7f]/g, (c) => (c === '\r' ? '\\r' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`));
+}
+
 function toError(lf: LocatedFailure, opts: RestoreOptions, code: NetfilterErrorCode, what: string): NetfilterError {
   const version = opts.version ?? DEFAULT_IPTABLES_VERSION;
   const stderr = lf.stderr ?? restoreStderr(lf.failure, lf.line, version);
   const where = `${opts.file ?? '<input>'}:${lf.line}:${lf.column}`;
-  const body = lf.failure.message.trim().replace(/\s*\n\s*/g, ' ');
-  const token = lf.token === '' ? '' : ` (at "${lf.token}")`;
+  // The tool's own prefix is already in `what`; control characters (a CR from a CRLF file) are
+  // shown escaped, so that the message prints as one readable line.
+  const body = escapeControls(lf.failure.message.trim().replace(/\s*\n\s*/g, ' ').replace(/^iptables-restore: /, ''));
+  const token = lf.token === '' ? '' : ` (at "${escapeControls(lf.token)}")`;
   return new NetfilterError(code, `${what}: ${where}: ${body}${token}`, {
     location: { ...(opts.file !== undefined && { file: opts.file }), line: lf.line, column: lf.column, token: lf.token },
     exitCode: lf.failure.kind === 'param' ? 2 : lf.failure.exitCode,

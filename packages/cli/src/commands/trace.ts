@@ -41,6 +41,7 @@ import {
 import { isKernelError } from '@netsim/kernel';
 import { IpsetFileError, parseIpsetSave } from '../ipsetFile.ts';
 import { formatPacketSpec, PacketSpecError, parsePacketSpec } from '../packetSpec.ts';
+import { formatNftHookTrace, loadNftFile, NftTraceInputError, nftHookTraceJson, traceNftHook } from './traceNft.ts';
 import { formatHostBranchesReport, formatHostTraceReport, HostTraceInputError, hostBranchesJson, hostTraceJson, runHostBranches, runHostTrace } from './traceHost.ts';
 
 /** A bad command line or input file: printed as `netsim trace: …`, exit status 2. */
@@ -75,6 +76,8 @@ export interface TraceOptions {
   readonly chain?: string;
   /** Enumerate every outcome of `statistic --mode random` with its probability instead of one seeded draw. */
   readonly allBranches?: boolean;
+  /** An nftables ruleset (`nft -f FILE`): beside `--ruleset` at one hook, or applied to the `--host`. */
+  readonly nft?: string;
 }
 
 /** One rule that matched, as `--json` prints it. */
@@ -503,6 +506,7 @@ export function traceCommand(): Command {
     .option('--json', 'print one JSON object: verdict, nat, matched rules and the full trace', false)
     .option('--table <table>', 'walk only this table (raw, mangle, nat, filter) at the hook')
     .option('--chain <chain>', 'with --table: start at this chain (a user chain no built-in chain jumps to)')
+    .option('--nft <file>', 'an nftables ruleset as nft -f reads it: with --host, applied to the host; else its base chains at the hook, beside --ruleset in priority order')
     .option('--all-branches', 'every outcome of statistic --mode random, each with its exact probability, instead of one seeded draw', false)
     .action((cliOpts: Omit<TraceOptions, 'unknown'> & { unknown: UnknownChoice }) => {
       const opts: TraceOptions = {
@@ -523,6 +527,7 @@ export function traceCommand(): Command {
             unknown: opts.unknown,
             ...(opts.unknownModules !== undefined ? { unknownModules: opts.unknownModules } : {}),
             ...(opts.mark !== undefined ? { mark: opts.mark } : {}),
+            ...(opts.nft !== undefined ? { nft: opts.nft } : {}),
           };
           if (opts.allBranches === true) {
             const run = runHostBranches(hostOpts);
@@ -533,6 +538,19 @@ export function traceCommand(): Command {
           process.stdout.write(opts.json ? `${JSON.stringify(hostTraceJson(run), null, 2)}\n` : formatHostTraceReport(run, opts.seed));
           return;
         }
+        if (opts.nft !== undefined) {
+          if (opts.allBranches === true || opts.table !== undefined || opts.chain !== undefined) throw new TraceInputError('--nft at one hook takes no --all-branches, --table or --chain');
+          const nft = loadNftFile(opts.nft);
+          const iptables = opts.ruleset === undefined ? undefined : parseSave(readRuleset(opts.ruleset), { file: opts.ruleset === '-' ? '<stdin>' : opts.ruleset });
+          let packet = parsePacketSpec(opts.packet);
+          if (opts.mark !== undefined) packet = { ...packet, mark: opts.mark >>> 0 };
+          const hook = opts.hook ?? (packet.inIface !== null ? 'PREROUTING' : 'OUTPUT');
+          const conntrack = { ...parseCtstate(opts.ctstate), ctmark: opts.ctmark >>> 0 };
+          const run = traceNftHook({ nft, ...(iptables !== undefined && { iptables }), packet, hook, conntrack, addrType: addrTypeFn(opts.localAddress), seed: opts.seed, skipNat: opts.skipNat });
+          const header = `# ${formatPacketSpec(packet)}  at ${hook}  (ctstate ${opts.ctstate}, mark ${hex(packet.mark)}, seed ${opts.seed})`;
+          process.stdout.write(opts.json ? `${JSON.stringify(nftHookTraceJson(run, formatPacketSpec(packet)), null, 2)}\n` : formatNftHookTrace(run, header));
+          return;
+        }
         if (opts.allBranches === true) {
           const run = runTraceBranches(opts);
           process.stdout.write(opts.json ? `${JSON.stringify(traceBranchesJson(run), null, 2)}\n` : formatTraceBranchesReport(run, opts));
@@ -541,7 +559,7 @@ export function traceCommand(): Command {
         const run = runTrace(opts);
         process.stdout.write(opts.json ? `${JSON.stringify(traceJson(run), null, 2)}\n` : formatTraceReport(run, opts));
       } catch (e) {
-        if (e instanceof RangeError || e instanceof TraceInputError || e instanceof HostTraceInputError || e instanceof PacketSpecError || isNetfilterError(e) || isKernelError(e)) {
+        if (e instanceof RangeError || e instanceof TraceInputError || e instanceof HostTraceInputError || e instanceof NftTraceInputError || e instanceof PacketSpecError || isNetfilterError(e) || isKernelError(e)) {
           process.stderr.write(`netsim trace: ${e.message}\n`);
           process.exitCode = 2;
           return;

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import { allBranches, formatProbability, seededRandom31, type Branch, type BranchDraw, type UnknownPolicy } from '@netsim/netfilter';
 import { formatHostTrace, parseHostFile, traceHostPacket, type HostTraceResult } from '@netsim/kernel';
+import { tryNftApply } from '@netsim/nftables';
 import { formatPacketSpec, parsePacketSpec } from '../packetSpec.ts';
 
 /** A host file or packet the command cannot use: printed as `netsim trace: …`, exit status 2. */
@@ -31,6 +32,8 @@ export interface HostTraceCliOptions {
   readonly unknown?: UnknownPolicy;
   /** Per-module overrides of `unknown` (`--unknown MODULE=POLICY`). */
   readonly unknownModules?: Readonly<Record<string, UnknownPolicy>>;
+  /** An nft ruleset file applied to the host after its own (`--nft`), as one more `nft -f`. */
+  readonly nft?: string;
 }
 
 export interface HostTraceRun {
@@ -69,7 +72,13 @@ function hostFromCommands(lines: readonly string[], ruleset: string | undefined)
 }
 
 function loadHost(o: HostTraceCliOptions) {
-  return o.host !== undefined ? loadHostFile(o.host) : hostFromCommands(o.hostCommands ?? [], o.ruleset);
+  const host = o.host !== undefined ? loadHostFile(o.host) : hostFromCommands(o.hostCommands ?? [], o.ruleset);
+  if (o.nft !== undefined) {
+    const r = tryNftApply(host.nft, read(o.nft, 'nft ruleset'), { file: o.nft === '-' ? '/dev/stdin' : o.nft });
+    if (!r.ok) throw new HostTraceInputError(`nft -f ${o.nft} fails:\n${r.error.stderr.replace(/\n$/, '')}`);
+    host.setNft(r.ruleset);
+  }
+  return host;
 }
 
 function packetOf(o: HostTraceCliOptions) {
