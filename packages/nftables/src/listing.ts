@@ -247,6 +247,11 @@ function formatMatch(s: Extract<Stmt, { kind: 'match' }>): string {
   return `${l}${op}${formatRhs(s.right)}`;
 }
 
+function hasIpBefore(stmts: readonly Stmt[], i: number): boolean {
+  const ip = (e: Expr): boolean => (e.kind === 'payload' && (e.proto === 'ip' || e.proto === 'icmp')) || (e.kind === 'concat' && e.parts.some(ip)) || (e.kind === 'binop' && ip(e.left));
+  return stmts.slice(0, i).some((s) => s.kind === 'match' && (ip(s.left) || (s.left.kind === 'meta' && s.left.key === 'nfproto')));
+}
+
 function hasTcpBefore(stmts: readonly Stmt[], i: number): boolean {
   return stmts.slice(0, i).some((s) => s.kind === 'match' && ((s.left.kind === 'payload' && s.left.proto === 'tcp') || (s.left.kind === 'meta' && s.left.key === 'l4proto' && s.right.kind === 'value' && (s.right.value as { n?: number }).n === 6)));
 }
@@ -304,7 +309,7 @@ function formatStmt(s: Stmt, all: readonly Stmt[], i: number, family: Family): s
     case 'reject': {
       const w = s.with;
       if (w === undefined) return 'reject';
-      if (w.kind === 'tcp-reset') return `${hasTcpBefore(all, i) ? '' : 'meta l4proto tcp '}reject with tcp reset`;
+      if (w.kind === 'tcp-reset') return 'reject with tcp reset';
       if (w.code === 'port-unreachable' && ((family === 'ip' && w.kind === 'icmp') || (family === 'inet' && w.kind === 'icmpx'))) return 'reject';
       return `reject with ${w.kind} ${w.code}`;
     }
@@ -335,6 +340,14 @@ function logFlags(f: number): string {
 /** One rule as `nft list` prints it (without indentation). */
 export function formatRule(rule: Rule, family: Family): string {
   const parts: string[] = [];
+  // The dependencies nft inserts for a reject go first in the rule.
+  const ri = rule.stmts.findIndex((s) => s.kind === 'reject');
+  const rj = rule.stmts[ri];
+  if (rj?.kind === 'reject' && rj.with !== undefined) {
+    if (rj.with.kind === 'tcp-reset' && !hasTcpBefore(rule.stmts, ri)) parts.push('meta l4proto tcp');
+    // nft drops the `meta nfproto ipv4` it added when nothing stands between it and the reject.
+    if (rj.with.kind === 'icmp' && rj.with.code !== 'port-unreachable' && family === 'inet' && ri > 0 && !hasIpBefore(rule.stmts, ri)) parts.push('meta nfproto ipv4');
+  }
   rule.stmts.forEach((s, i) => {
     const t = formatStmt(s, rule.stmts, i, family);
     if (t !== undefined) parts.push(t);

@@ -1277,7 +1277,7 @@ class Parser {
     const { op, right } = this.rhs(left, ctx);
     if (((left.kind === 'meta' && left.key === 'l4proto') || (left.kind === 'payload' && left.proto === 'ip' && left.field === 'protocol')) && (op === 'implicit' || op === '==') && right.kind === 'value' && right.value.type === 'inet_proto') {
       const name = TRANSPORT_BY_NUMBER.get(right.value.n);
-      if (name !== undefined) this.l4 ??= { protos: [name], span: this.span(t, this.lastBefore()) };
+      if (name !== undefined) this.l4 = { protos: [name], span: this.span(t, this.lastBefore()) };
     } else if (((left.kind === 'meta' && left.key === 'l4proto') || (left.kind === 'payload' && left.proto === 'ip' && left.field === 'protocol')) && (op === 'implicit' || op === '==') && right.kind === 'set' && this.lastProtoSet !== undefined) {
       const protos = this.lastProtoSet.map((n) => TRANSPORT_BY_NUMBER.get(n) ?? String(n));
       this.l4 = { protos, span: this.span(t, this.lastBefore()) };
@@ -1612,7 +1612,7 @@ class Parser {
     return { kind: 'concat', parts, type: 'integer' };
   }
 
-  private primary(_family: Family): Expr {
+  private primary(family: Family): Expr {
     const t = this.next();
     if (t.kind !== 'word') throw syntax(t);
     if (t.text === 'tcp' && this.isWord(this.peek(), 'option')) {
@@ -1650,6 +1650,7 @@ class Parser {
       const k = this.next();
       const type = this.isWord(k) ? META_KEYS[k.text] : undefined;
       if (type === undefined) throw syntax(k);
+      if (k.text === 'nfproto' && family === 'ip') throw new LocatedError('meta nfproto is only useful in the inet family', this.span(t, k));
       return { kind: 'meta', key: k.text, type, bare: PRINT_BARE_META.has(k.text) };
     }
     if (BARE_META.has(t.text)) {
@@ -1950,8 +1951,9 @@ function markDependencies(stmts: readonly Stmt[], family: Family): Stmt[] {
     const s = out[i] as Stmt;
     if (s.kind !== 'match' || (s.op !== 'implicit' && s.op !== '==') || s.right.kind !== 'value') continue;
     if (family === 'inet' && s.left.kind === 'meta' && s.left.key === 'nfproto' && s.right.value.type === 'nf_proto' && s.right.value.n === 2) {
-      // `meta nfproto ipv4` is the implicit dependency of a later `ip …` match in inet tables.
-      if (out.slice(i + 1).some((x) => x.kind === 'match' && mentionsIpPayload(x.left))) out[i] = { ...s, hidden: true };
+      // `meta nfproto ipv4` is the implicit dependency of a later `ip …` match (or ICMP reject) in inet tables.
+      const next = out[i + 1];
+      if (out.slice(i + 1).some((x) => x.kind === 'match' && mentionsIpPayload(x.left)) || (next?.kind === 'reject' && next.with?.kind === 'icmp' && next.with.code !== 'port-unreachable')) out[i] = { ...s, hidden: true };
       continue;
     }
     const isMetaL4 = s.left.kind === 'meta' && s.left.key === 'l4proto';
@@ -1981,6 +1983,7 @@ function mentionsIpPayload(e: Expr): boolean {
 
 function usesProto(e: Expr, name: string): boolean {
   if (e.kind === 'payload') return e.proto === name;
+  if (e.kind === 'concat') return e.parts.some((p) => usesProto(p, name));
   if (e.kind === 'binop') return usesProto(e.left, name);
   return false;
 }
