@@ -297,7 +297,7 @@ function formatStmt(s: Stmt, all: readonly Stmt[], i: number, family: Family): s
       let out: string = s.nat;
       if (s.addr !== undefined || s.port !== undefined) {
         out += s.ipFamily ? ' ip to ' : ' to ';
-        if (s.addr !== undefined) out += s.addr.kind === 'range' ? `${formatIpv4(s.addr.lo)}-${formatIpv4(s.addr.hi)}` : formatSource(s.addr);
+        if (s.addr !== undefined) out += s.addr.kind === 'range' ? natRange(s.addr.lo, s.addr.hi) : formatSource(s.addr);
         if (s.port !== undefined) out += `:${s.port.lo}${s.port.hi !== s.port.lo ? `-${s.port.hi}` : ''}`;
       }
       if (s.flags.length > 0) {
@@ -318,6 +318,14 @@ function formatStmt(s: Stmt, all: readonly Stmt[], i: number, family: Family): s
     case 'set-update':
       return `${s.op} @${s.set} { ${exprText(s.key)}${s.timeoutMs !== undefined ? ` timeout ${formatTime(s.timeoutMs)}` : ''} }`;
   }
+}
+
+/** A NAT address range; one that is a whole prefix prints as the prefix (`a-a` as `a/32`). */
+function natRange(lo: number, hi: number): string {
+  const size = hi - lo + 1;
+  const len = 32 - Math.log2(size);
+  if (Number.isInteger(len) && lo % size === 0) return `${formatIpv4(lo)}/${len}`;
+  return `${formatIpv4(lo)}-${formatIpv4(hi)}`;
 }
 
 /** `N UNIT` in the largest unit that divides N exactly, as nft prints byte amounts. */

@@ -413,7 +413,7 @@ class Parser {
 
   private lastTok: Token | undefined;
   /** The transport protocol the rule has fixed so far (a header match, or `ip protocol`/`meta l4proto` of one value). */
-  private l4: { readonly protos: readonly string[]; readonly span: Span } | undefined;
+  private l4: { readonly protos: readonly string[]; readonly span: Span; readonly header?: boolean } | undefined;
   /** The first evaluation error of the rule being read (nft reports it after parsing). */
   private deferred: LocatedError | undefined;
   /** The protocols of the last `{ … }` of protocol numbers, in the order written. */
@@ -600,7 +600,7 @@ class Parser {
     } else throw syntax(first);
     // The semicolon after the priority may be a newline.
     const sep = this.next();
-    if (!this.isPunct(sep, ';') && sep.kind !== 'newline') throw syntax(sep, 'semicolon');
+    if (!this.isPunct(sep, ';') && sep.kind !== 'newline') throw syntax(sep, 'newline or semicolon');
     let policy: 'accept' | 'drop' | undefined;
     if (this.isWord(this.peek(), 'policy')) {
       this.next();
@@ -1277,7 +1277,8 @@ class Parser {
     const { op, right } = this.rhs(left, ctx);
     if (((left.kind === 'meta' && left.key === 'l4proto') || (left.kind === 'payload' && left.proto === 'ip' && left.field === 'protocol')) && (op === 'implicit' || op === '==') && right.kind === 'value' && right.value.type === 'inet_proto') {
       const name = TRANSPORT_BY_NUMBER.get(right.value.n);
-      if (name !== undefined) this.l4 = { protos: [name], span: this.span(t, this.lastBefore()) };
+      // A later protocol match replaces an earlier one, not a header's.
+      if (name !== undefined && this.l4?.header !== true) this.l4 = { protos: [name], span: this.span(t, this.lastBefore()) };
     } else if (((left.kind === 'meta' && left.key === 'l4proto') || (left.kind === 'payload' && left.proto === 'ip' && left.field === 'protocol')) && (op === 'implicit' || op === '==') && right.kind === 'set' && this.lastProtoSet !== undefined) {
       const protos = this.lastProtoSet.map((n) => TRANSPORT_BY_NUMBER.get(n) ?? String(n));
       this.l4 = { protos, span: this.span(t, this.lastBefore()) };
@@ -1642,7 +1643,7 @@ class Parser {
         // After a set of protocols (`meta l4proto { tcp, udp }`) any header conflicts; nft names the first other one.
         const other = this.l4 === undefined ? undefined : this.l4.protos.length > 1 ? this.l4.protos.find((p) => p !== t.text) : this.l4.protos[0] !== t.text ? this.l4.protos[0] : undefined;
         if (other !== undefined) this.deferred ??= new LocatedError(`conflicting protocols specified: ${other} vs. ${t.text}`, this.span(t, f));
-        this.l4 = { protos: [t.text], span: this.span(t, f) };
+        this.l4 = { protos: [t.text], span: this.span(t, f), header: true };
       }
       return { kind: 'payload', proto: t.text, field: f.text, type };
     }
