@@ -234,6 +234,17 @@ class Parser {
   // ---- token access, with `$var` expansion
 
   private peek(k = 0): Token {
+    // The common case: no expanded variable pending and no variable in sight.
+    if (this.pending.length === 0) {
+      let clean = true;
+      for (let i = 0; i <= k; i++) {
+        if (this.toks[this.pos + i]?.kind === 'var') {
+          clean = false;
+          break;
+        }
+      }
+      if (clean) return this.toks[this.pos + k] as Token;
+    }
     this.fill(k);
     return (k < this.pending.length ? this.pending[k] : this.toks[this.pos + k - this.pending.length]) as Token;
   }
@@ -1902,7 +1913,7 @@ function mergePayloads(stmts: readonly Stmt[]): Stmt[] {
     const fb = FIELD_BITS[s.left.proto]?.[s.left.field];
     if (fb !== undefined) cands.push({ i, proto: s.left.proto, off: fb[0], len: fb[1] });
   });
-  if (cands.length < 2) return [...stmts];
+  if (cands.length < 2) return stmts as Stmt[];
   const groups: Cand[][] = [];
   for (const base of [['ip'], ['tcp', 'udp', 'udplite', 'sctp', 'dccp', 'th', 'icmp']]) {
     const cs = cands.filter((c) => base.includes(c.proto)).sort((a, b) => a.off - b.off || a.i - b.i);
@@ -1918,7 +1929,7 @@ function mergePayloads(stmts: readonly Stmt[]): Stmt[] {
     }
     if (run.length > 1) groups.push(run);
   }
-  if (groups.length === 0) return [...stmts];
+  if (groups.length === 0) return stmts as Stmt[];
   const moved = new Set(groups.flat().map((c) => c.i));
   const out: Stmt[] = [];
   stmts.forEach((s, i) => {
@@ -1935,7 +1946,7 @@ function mergePayloads(stmts: readonly Stmt[]): Stmt[] {
  */
 function icmpEchoDependency(stmts: readonly Stmt[]): Stmt[] {
   const i = stmts.findIndex((s) => s.kind === 'match' && s.left.kind === 'payload' && s.left.proto === 'icmp' && (s.left.field === 'id' || s.left.field === 'sequence'));
-  if (i < 0) return [...stmts];
+  if (i < 0) return stmts as Stmt[];
   if (stmts.slice(0, i).some((s) => s.kind === 'match' && s.left.kind === 'payload' && s.left.proto === 'icmp' && s.left.field === 'type')) return [...stmts];
   const echo = (n: number): Element => ({ key: [{ kind: 'value', value: { type: 'icmp_type', n } }] });
   const dep: Stmt = { kind: 'match', left: { kind: 'payload', proto: 'icmp', field: 'type', type: 'icmp_type' }, op: 'implicit', right: { kind: 'set', elements: [echo(0), echo(8)], keyType: ['icmp_type'] } };

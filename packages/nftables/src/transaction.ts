@@ -191,6 +191,16 @@ function validate(t: WTable): { batch: number; errno: Errno; span?: Span } | und
   const note = (batch: number, errno: Errno, span?: Span): void => {
     if (worst === undefined || batch < worst.batch) worst = { batch, errno, ...(span !== undefined && { span }) };
   };
+  // Every base chain walks the same rules: their successors are worked out once.
+  const succ = new Map<Rule, { chain: string; batch: number }[]>();
+  const successorsOf = (rule: Rule): { chain: string; batch: number }[] => {
+    let out = succ.get(rule);
+    if (out === undefined) {
+      out = successors(rule, t);
+      succ.set(rule, out);
+    }
+    return out;
+  };
   for (const base of t.chains.values()) {
     if (base.base === undefined) continue;
     const { hook, type } = base.base;
@@ -205,7 +215,7 @@ function validate(t: WTable): { batch: number; errno: Errno; span?: Span } | und
       for (const { rule, batch, jumps } of c.rules) {
         const b = Math.max(pathBatch, batch);
         for (const s of rule.stmts) if (!stmtAllowed(s, hook, type)) note(b, 'EOPNOTSUPP');
-        for (const next of successors(rule, t)) {
+        for (const next of successorsOf(rule)) {
           const nb = Math.max(b, next.batch);
           if (onPath.has(next.chain)) {
             // The kernel names the jump that closes the loop.
@@ -289,7 +299,18 @@ class Transaction {
     this.nextTableHandle = h + 1;
   }
 
+  /** The last table looked up: commands come in long runs on one table. */
+  private last: { family: Family; name: string; w: WTable } | undefined;
+
   private table(family: Family, name: string): WTable | undefined {
+    const l = this.last;
+    if (l !== undefined && l.family === family && l.name === name) return l.w;
+    const w = this.lookupTable(family, name);
+    this.last = w === undefined ? undefined : { family, name, w };
+    return w;
+  }
+
+  private lookupTable(family: Family, name: string): WTable | undefined {
     const k = key(family, name);
     let w = this.tables.get(k);
     if (w === undefined) {
@@ -379,6 +400,7 @@ class Transaction {
           touched: true,
         };
         this.tables.set(k, w);
+        this.last = undefined;
         this.orig.delete(k);
         if (!this.order.includes(k)) this.order.push(k);
         else {
@@ -636,6 +658,7 @@ class Transaction {
     switch (cmd.what) {
       case 'table':
         this.tables.delete(key(cmd.family, cmd.table.name));
+        this.last = undefined;
         this.orig.delete(key(cmd.family, cmd.table.name));
         this.order.splice(this.order.indexOf(key(cmd.family, cmd.table.name)), 1);
         return;
@@ -713,6 +736,7 @@ class Transaction {
     if (cmd.what === 'ruleset') {
       for (const k of [...this.order]) {
         this.tables.delete(k);
+        this.last = undefined;
         this.orig.delete(k);
       }
       this.order.length = 0;
