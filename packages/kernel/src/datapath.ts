@@ -29,6 +29,7 @@ import {
   type EvalResult,
   type Hook,
   type Ipv4,
+  type NatRequest,
   type Packet,
   type RejectWith,
   type TableName,
@@ -68,6 +69,8 @@ import {
 } from './packet.ts';
 import { effectiveAcceptLocal, effectiveRouteLocalnet, effectiveRpFilter } from './sysctl.ts';
 import type { DropSite, MatchedRule, TraceStep } from './trace.ts';
+import { evaluateBaseChain, formatNftPacket, formatNftTrace, iptablesPriority, type NftBaseChainRef, type NftChainResult, type NftPacket } from '@netsim/nftables';
+import { nftCtView, nftHookName, nftNatRequest, nftPacketOf, nftRejectWith, rtnOf } from './nft.ts';
 
 /** The conntrack state a packet carries through one host (`skb->_nfct` and its ctinfo). */
 export interface SkbCt {
@@ -102,6 +105,8 @@ export interface RunCtx {
   readonly lean: boolean;
   /** What rule walks do at a rule they cannot evaluate (default `stop`). */
   readonly unknown?: UnknownPolicy;
+  /** Per-module overrides of `unknown` (see `EvalOptions.unknownModules`). */
+  readonly unknownModules?: Readonly<Record<string, UnknownPolicy>>;
 }
 
 /** Why a locally generated packet could not even be routed (what the sending call returns). */
@@ -180,7 +185,10 @@ const ACCEPT_RESULT: EvalResult = { verdict: { kind: 'ACCEPT' }, mark: 0, ctmark
 /** Walks one table at one hook, applies marks, records the walk. */
 function runTable(host: Host, table: TableName, hook: Hook, pkt: Pkt, inIf: string | null, outIf: string | null, view: ConntrackView, sk: SkbCt, rc: RunCtx): TableOutcome {
   if (tableIsEmpty(host, table, hook)) return { res: { ...ACCEPT_RESULT, mark: pkt.mark, ctmark: sk.entry?.mark ?? 0 }, last: null };
-  const res = evaluateTable(host.compiled, table, hook, nfPacket(pkt, inIf, outIf), evalCtx(host, view, rc), rc.unknown !== undefined ? { unknown: rc.unknown } : {});
+  const res = evaluateTable(host.compiled, table, hook, nfPacket(pkt, inIf, outIf), evalCtx(host, view, rc), {
+    ...(rc.unknown !== undefined ? { unknown: rc.unknown } : {}),
+    ...(rc.unknownModules !== undefined ? { unknownModules: rc.unknownModules } : {}),
+  });
   pkt.mark = res.mark;
   if (sk.entry !== null) sk.entry.mark = res.ctmark;
   if (rc.lean) return { res, last: res.verdict.kind === 'ACCEPT' ? null : lastMatched(host, res) };
@@ -271,6 +279,110 @@ function runPlain(host: Host, table: TableName, hook: Hook, pkt: Pkt, inIf: stri
   const out = runTable(host, table, hook, pkt, inIf, outIf, view ?? ctView(sk), sk, rc);
   return verdictGoesOn(host, table, hook, out, pkt, sk, rc);
 }
+
+
+// ---------------------------------------------------------------------------------------------
+// nftables base chains
+
+/** What nft chains before conntrack asked for: `notrack` (the packet stays untracked). */
+interface NftPre {
+  notrack: boolean;
+}
+
+function nftPacket(host: Host, pkt: Pkt, inIf: string | null, outIf: string | null): NftPacket {
+  return nftPacketOf(pkt, inIf, outIf, (n) => host.fib.ifaces.get(n)?.index ?? 0);
+}
+
+function hex8(n: number): string {
+  return (n >>> 0).toString(16).padStart(8, '0');
+}
+
+/** Runs one nft base chain on the packet: applies `meta mark set` / `ct mark set`, records the walk. */
+function runNftChain(host: Host, hook: Hook, ref: NftBaseChainRef, pkt: Pkt, inIf: string | null, outIf: string | null, sk: SkbCt, rc: RunCtx): NftChainResult {
+  const packet = nftPacket(host, pkt, inIf, outIf);
+  const r = evaluateBaseChain(
+    ref,
+    packet,
+    {
+      hook: nftHookName(hook),
+      conntrack: nftCtView(sk.state, sk.entry),
+      fibAddrType: (a) => rtnOf(addrTypeOf(host.fib, a)),
+      random32: () => rc.rng.int(0x100000000),
+      trace: true,
+    },
+    host.nftState,
+  );
+  pkt.mark = r.mark;
+  if (r.ctMark !== undefined && sk.entry !== null) sk.entry.mark = r.ctMark;
+  if (!rc.lean) {
+    const id = `trace id ${hex8(pkt.id)}`;
+    const head = `${id} ${ref.family} ${ref.table.name} ${ref.chain.name}`;
+    const lines = [`${head} packet: ${formatNftPacket(packet)}`, ...formatNftTrace(r.trace).split('\n').filter((l) => l !== '').map((l) => `${id} ${l}`)];
+    const verdict = r.verdict === 'unsupported' ? `unsupported (${r.unsupported ?? '?'})` : r.nat !== undefined ? `accept (${r.nat.kind})` : r.verdict;
+    rc.trace.push({ kind: 'nft', host: host.name, hook, family: ref.family, table: ref.table.name, chain: ref.chain.name, priority: ref.priority, verdict, lines });
+  }
+  return r;
+}
+
+/** Handles an nft chain's verdict: true when the packet goes on; drop, reject (with its reply) or unsupported end it. */
+function nftGoesOn(host: Host, hook: Hook, ref: NftBaseChainRef, r: NftChainResult, pkt: Pkt, sk: SkbCt, rc: RunCtx): boolean {
+  if (r.verdict === 'accept') return true;
+  let last: { handle: number; rule: string; chain: string } | null = null;
+  const t = r.trace[r.trace.length - 1];
+  if (t?.kind === 'rule') last = { handle: t.handle ?? 0, rule: t.rule ?? '', chain: t.chain };
+  const chain = last?.chain ?? ref.chain.name;
+  const where = `nft ${ref.family} ${ref.table.name} ${chain}`;
+  const site: DropSite = { stage: 'nft', verdict: r.verdict, hook, family: ref.family, table: ref.table.name, chain, handle: last?.handle ?? null, rule: last?.rule ?? null };
+  switch (r.verdict) {
+    case 'drop':
+      drop(host, pkt, site, last === null ? `${where} policy drop` : `${where} rule ${last.rule}: drop`, rc);
+      return false;
+    case 'reject': {
+      const how = nftRejectWith(r.reject);
+      drop(host, pkt, site, `${where} rule ${last?.rule ?? '?'}: reject (${how})`, rc);
+      rejectReply(host, pkt, how, sk, rc);
+      return false;
+    }
+    case 'unsupported':
+      drop(host, pkt, site, `${where}: ${r.unsupported ?? 'unsupported'} (fate unknown)`, rc);
+      return false;
+  }
+}
+
+/**
+ * The host's nft base chains (not `nat` ones) at `hook` whose priority is in [lo, hi), in order.
+ * `pre` collects `notrack` from chains before conntrack; `reroute` runs after a `route` chain
+ * changed the mark or the destination of a locally generated packet. Returns false when the packet dies.
+ */
+function runNft(
+  host: Host,
+  hook: Hook,
+  lo: number,
+  hi: number,
+  pkt: Pkt,
+  inIf: string | null,
+  outIf: string | null,
+  sk: SkbCt,
+  rc: RunCtx,
+  pre?: NftPre,
+  reroute?: () => boolean,
+): boolean {
+  const at = host.nftChainsAt(hook);
+  if (at === undefined) return true;
+  for (const ref of at.chains) {
+    if (ref.priority < lo) continue;
+    if (ref.priority >= hi) break;
+    const markBefore = pkt.mark;
+    const dstBefore = pkt.dst;
+    const r = runNftChain(host, hook, ref, pkt, inIf, outIf, sk, rc);
+    if (r.notrack && pre !== undefined) pre.notrack = true;
+    if (!nftGoesOn(host, hook, ref, r, pkt, sk, rc)) return false;
+    if (reroute !== undefined && ref.type === 'route' && (pkt.mark !== markBefore || pkt.dst !== dstBefore) && !reroute()) return false;
+  }
+  return true;
+}
+
+const NFT_ALL = Number.POSITIVE_INFINITY;
 
 // ---------------------------------------------------------------------------------------------
 // conntrack
@@ -434,22 +546,24 @@ function natEnv(host: Host, rc: RunCtx): NatEnv {
  */
 function natHook(host: Host, hook: Hook, manip: Manip, pkt: Pkt, inIf: string | null, outIf: string | null, nexthop: Ipv4, sk: SkbCt, rc: RunCtx): boolean {
   const e = sk.entry;
+  const nftNat = host.nftChainsAt(hook)?.nat ?? NO_REFS;
+  const empty = nftNat.length === 0 && tableIsEmpty(host, 'nat', hook);
   if (e === null) {
-    if (!rc.lean && !tableIsEmpty(host, 'nat', hook)) rc.trace.push({ kind: 'nat-skip', host: host.name, hook, reason: 'no-conntrack' });
+    if (!rc.lean && !empty) rc.trace.push({ kind: 'nat-skip', host: host.name, hook, reason: 'no-conntrack' });
     return true;
   }
   const decided = manip === 'src' ? e.natDoneSrc : e.natDoneDst;
   if (!decided && (sk.state === 'NEW' || sk.state === 'RELATED')) {
-    if (tableIsEmpty(host, 'nat', hook)) {
+    if (empty) {
       // An empty chain decides "no NAT" without a walk worth reporting.
       setupNat(e, manip, undefined, natEnv(host, rc), { iface: outIf, nexthop });
       applyNat(host, hook, manip, pkt, sk, rc);
       return true;
     }
     const before = rc.lean ? '' : manip === 'src' ? `${ip(pkt.src)}:${pkt.sport}` : `${ip(pkt.dst)}:${pkt.dport}`;
-    const out = runTable(host, 'nat', hook, pkt, inIf, outIf, ctView(sk), sk, rc);
-    if (!verdictGoesOn(host, 'nat', hook, out, pkt, sk, rc)) return false;
-    const res = setupNat(e, manip, out.res.nat, natEnv(host, rc), { iface: outIf, nexthop });
+    const walk = natCoreWalk(host, hook, nftNat, pkt, inIf, outIf, sk, rc);
+    if (walk === null) return false;
+    const res = setupNat(e, manip, walk.req, natEnv(host, rc), { iface: outIf, nexthop });
     if (!res.ok) {
       drop(host, pkt, { stage: 'nat', check: 'masquerade-no-address' }, `MASQUERADE: no address to use on ${outIf ?? '?'}`, rc);
       return false;
@@ -468,7 +582,7 @@ function natHook(host: Host, hook: Hook, manip: Manip, pkt: Pkt, inIf: string | 
         ...(res.kind !== 'none' ? { target: res.kind } : {}),
       });
     }
-  } else if (!tableIsEmpty(host, 'nat', hook)) {
+  } else if (!empty) {
     if (!rc.lean) rc.trace.push({ kind: 'nat-skip', host: host.name, hook, reason: 'binding-exists' });
     if (manip === 'src' && hook === 'POSTROUTING' && e.masqIface !== null && sk.dir === 'original' && outIf !== e.masqIface) {
       // nf_nat_oif_changed: a masqueraded flow now leaves by another interface.
@@ -480,6 +594,41 @@ function natHook(host: Host, hook: Hook, manip: Manip, pkt: Pkt, inIf: string | 
   }
   applyNat(host, hook, manip, pkt, sk, rc);
   return true;
+}
+
+const NO_REFS: readonly NftBaseChainRef[] = [];
+
+/**
+ * `nf_nat_inet_fn`'s walk of a connection's first packet: the iptables nat table and the nft
+ * `nat` chains at this hook, in priority order (iptables first at a tie), until one asks for NAT;
+ * one that drops ends the packet. Returns the request (undefined: no NAT), or null when the packet died.
+ */
+function natCoreWalk(host: Host, hook: Hook, nftNat: readonly NftBaseChainRef[], pkt: Pkt, inIf: string | null, outIf: string | null, sk: SkbCt, rc: RunCtx): { req: NatRequest | undefined } | null {
+  const iptPrio = iptablesPriority('nat', nftHookName(hook));
+  let iptPending = !tableIsEmpty(host, 'nat', hook);
+  const runIptables = (): { req: NatRequest | undefined } | null => {
+    iptPending = false;
+    const out = runTable(host, 'nat', hook, pkt, inIf, outIf, ctView(sk), sk, rc);
+    if (!verdictGoesOn(host, 'nat', hook, out, pkt, sk, rc)) return null;
+    return { req: out.res.nat };
+  };
+  for (const ref of nftNat) {
+    if (iptPending && iptPrio <= ref.priority) {
+      const w = runIptables();
+      if (w === null || w.req !== undefined) return w;
+    }
+    const r = runNftChain(host, hook, ref, pkt, inIf, outIf, sk, rc);
+    if (!nftGoesOn(host, hook, ref, r, pkt, sk, rc)) return null;
+    if (r.nat !== undefined) {
+      const req = nftNatRequest(r.nat, () => (hook === 'OUTPUT' ? (0x7f000001 as Ipv4) : ((inIf === null ? undefined : host.fib.ifaces.get(inIf)?.addrs[0]?.addr) ?? 0)));
+      if (req === undefined) {
+        drop(host, pkt, { stage: 'nat', check: 'masquerade-no-address' }, `redirect: no address on ${inIf ?? '?'}`, rc);
+        return null;
+      }
+      return { req };
+    }
+  }
+  return iptPending ? runIptables() : { req: undefined };
 }
 
 function applyNat(host: Host, hook: Hook, manip: Manip, pkt: Pkt, sk: SkbCt, rc: RunCtx): void {
@@ -650,11 +799,17 @@ export function hostReceive(host: Host, pkt: Pkt, inIf: string, via: 'wire' | 'o
     drop(host, pkt, { stage: 'neighbour', check: 'link-down' }, `${inIf} is down`, rc);
     return;
   }
+  const pre: NftPre = { notrack: false };
+  if (!runNft(host, 'PREROUTING', -NFT_ALL, -300, pkt, inIf, null, NO_CT, rc, pre)) return;
   const raw = runTable(host, 'raw', 'PREROUTING', pkt, inIf, null, NO_CT_VIEW, NO_CT, rc);
   if (!verdictGoesOn(host, 'raw', 'PREROUTING', raw, pkt, NO_CT, rc)) return;
-  const sk = host.tracking ? conntrackIn(host, pkt, raw.res.notrack, rc) : NO_CT;
+  if (!runNft(host, 'PREROUTING', -300, -200, pkt, inIf, null, NO_CT, rc, pre)) return;
+  const sk = host.tracking ? conntrackIn(host, pkt, raw.res.notrack || pre.notrack, rc) : NO_CT;
+  if (!runNft(host, 'PREROUTING', -200, -150, pkt, inIf, null, sk, rc)) return;
   if (!runPlain(host, 'mangle', 'PREROUTING', pkt, inIf, null, sk, rc)) return;
+  if (!runNft(host, 'PREROUTING', -150, -100, pkt, inIf, null, sk, rc)) return;
   if (!natHook(host, 'PREROUTING', 'dst', pkt, inIf, null, 0 as Ipv4, sk, rc)) return;
+  if (!runNft(host, 'PREROUTING', -100, NFT_ALL, pkt, inIf, null, sk, rc)) return;
   const d = inputRoute(host, pkt, inIf, sk, rc);
   if (d.kind === 'local') localIn(host, pkt, inIf, sk, rc);
   else if (d.kind === 'forward') forward(host, pkt, inIf, d.outIf, d.nexthop, sk, rc);
@@ -663,9 +818,13 @@ export function hostReceive(host: Host, pkt: Pkt, inIf: string, via: 'wire' | 'o
 const NO_CT_VIEW: ConntrackView = { state: 'INVALID', dnat: false, snat: false, ctmark: 0 };
 
 function localIn(host: Host, pkt: Pkt, inIf: string, sk: SkbCt, rc: RunCtx): void {
+  if (!runNft(host, 'INPUT', -NFT_ALL, -150, pkt, inIf, null, sk, rc)) return;
   if (!runPlain(host, 'mangle', 'INPUT', pkt, inIf, null, sk, rc)) return;
+  if (!runNft(host, 'INPUT', -150, 0, pkt, inIf, null, sk, rc)) return;
   if (!runPlain(host, 'filter', 'INPUT', pkt, inIf, null, sk, rc)) return;
+  if (!runNft(host, 'INPUT', 0, 100, pkt, inIf, null, sk, rc)) return;
   if (!natHook(host, 'INPUT', 'src', pkt, inIf, null, 0 as Ipv4, sk, rc)) return;
+  if (!runNft(host, 'INPUT', 100, NFT_ALL, pkt, inIf, null, sk, rc)) return;
   if (!confirm(host, pkt, sk, rc)) return;
   if (!rc.lean) rc.trace.push({ kind: 'fate', host: host.name, fate: 'delivered', iface: inIf, packet: viewPkt(pkt) });
   // An overlay device's UDP socket takes encapsulated packets and unwraps them.
@@ -689,15 +848,21 @@ function forward(host: Host, pkt: Pkt, inIf: string, outIf: string, nexthop: Ipv
     return;
   }
   pkt.ttl--;
+  if (!runNft(host, 'FORWARD', -NFT_ALL, -150, pkt, inIf, outIf, sk, rc)) return;
   if (!runPlain(host, 'mangle', 'FORWARD', pkt, inIf, outIf, sk, rc)) return;
+  if (!runNft(host, 'FORWARD', -150, 0, pkt, inIf, outIf, sk, rc)) return;
   if (!runPlain(host, 'filter', 'FORWARD', pkt, inIf, outIf, sk, rc)) return;
+  if (!runNft(host, 'FORWARD', 0, NFT_ALL, pkt, inIf, outIf, sk, rc)) return;
   postrouting(host, pkt, inIf, outIf, nexthop, false, sk, rc);
 }
 
 function postrouting(host: Host, pkt: Pkt, inIf: string | null, outIf: string, nexthop: Ipv4, local: boolean, sk: SkbCt, rc: RunCtx): void {
   const devOut = local ? 'lo' : outIf;
+  if (!runNft(host, 'POSTROUTING', -NFT_ALL, -150, pkt, inIf, devOut, sk, rc)) return;
   if (!runPlain(host, 'mangle', 'POSTROUTING', pkt, inIf, devOut, sk, rc)) return;
+  if (!runNft(host, 'POSTROUTING', -150, 100, pkt, inIf, devOut, sk, rc)) return;
   if (!natHook(host, 'POSTROUTING', 'src', pkt, inIf, devOut, nexthop, sk, rc)) return;
+  if (!runNft(host, 'POSTROUTING', 100, NFT_ALL, pkt, inIf, devOut, sk, rc)) return;
   if (!confirm(host, pkt, sk, rc)) return;
   if (local) {
     nested(rc, () => loopbackIn(host, pkt, sk, rc));
@@ -759,9 +924,13 @@ function overlaySourcePort(p: Pkt, range: readonly [number, number]): number {
 /** A locally generated packet looped back through `lo`: PREROUTING, then INPUT. */
 function loopbackIn(host: Host, pkt: Pkt, sk: SkbCt, rc: RunCtx): void {
   if (!rc.lean) rc.trace.push({ kind: 'enter', host: host.name, via: 'loopback', iface: 'lo', packet: viewPkt(pkt) });
+  if (!runNft(host, 'PREROUTING', -NFT_ALL, -300, pkt, 'lo', null, sk, rc)) return;
   if (!runPlain(host, 'raw', 'PREROUTING', pkt, 'lo', null, sk, rc)) return;
+  if (!runNft(host, 'PREROUTING', -300, -150, pkt, 'lo', null, sk, rc)) return;
   if (!runPlain(host, 'mangle', 'PREROUTING', pkt, 'lo', null, sk, rc)) return;
+  if (!runNft(host, 'PREROUTING', -150, -100, pkt, 'lo', null, sk, rc)) return;
   if (!natHook(host, 'PREROUTING', 'dst', pkt, 'lo', null, 0 as Ipv4, sk, rc)) return;
+  if (!runNft(host, 'PREROUTING', -100, NFT_ALL, pkt, 'lo', null, sk, rc)) return;
   localIn(host, pkt, 'lo', sk, rc);
 }
 
@@ -807,32 +976,46 @@ export function hostSend(host: Host, pkt: Pkt, rc: RunCtx, opts: SendOptions): S
   const attach = opts.attach;
   const rawView = attach !== undefined ? ctView(attach) : NO_CT_VIEW;
   const outIf0 = r.route.type === 'local' ? 'lo' : (r.route.dev ?? 'lo');
+  const pre: NftPre = { notrack: false };
+  // An nft `type route` chain that changes the mark or the destination re-routes, as mangle does.
+  const rerouteNft = (): boolean => {
+    const rr = reroute(host, pkt, sk, rc);
+    if (rr === null) return false;
+    r = rr;
+    return true;
+  };
+  let sk: SkbCt = attach ?? NO_CT;
+  if (!runNft(host, 'OUTPUT', -NFT_ALL, -300, pkt, null, outIf0, sk, rc, pre, rerouteNft)) return { ok: true };
   const raw = runTable(host, 'raw', 'OUTPUT', pkt, null, outIf0, rawView, attach ?? NO_CT, rc);
   if (!verdictGoesOn(host, 'raw', 'OUTPUT', raw, pkt, attach ?? NO_CT, rc)) return { ok: true };
-  let sk: SkbCt;
+  if (!runNft(host, 'OUTPUT', -300, -200, pkt, null, outIf0, sk, rc, pre, rerouteNft)) return { ok: true };
   if (attach !== undefined) {
     sk = attach;
     if (attach.entry !== null) ctTrace(host, 'related', attach.entry, rc, attach.dir, '(attached to the packet it answers)');
   } else {
-    sk = host.tracking ? conntrackIn(host, pkt, raw.res.notrack, rc) : NO_CT;
+    sk = host.tracking ? conntrackIn(host, pkt, raw.res.notrack || pre.notrack, rc) : NO_CT;
   }
+  if (!runNft(host, 'OUTPUT', -200, -150, pkt, null, outIf0, sk, rc, undefined, rerouteNft)) return { ok: true };
   // The whole OUTPUT hook sees the interface of the first route (`nf_hook_state.out` is set when
   // the hook starts): a re-route after mangle or nat changes only what POSTROUTING sees.
   const markBefore = pkt.mark;
   if (!runPlain(host, 'mangle', 'OUTPUT', pkt, null, outIf0, sk, rc)) return { ok: true };
-  const dstBefore = pkt.dst;
   if (pkt.mark !== markBefore) {
     const rr = reroute(host, pkt, sk, rc);
     if (rr === null) return { ok: true };
     r = rr;
   }
+  if (!runNft(host, 'OUTPUT', -150, -100, pkt, null, outIf0, sk, rc, undefined, rerouteNft)) return { ok: true };
+  const dstBeforeNat = pkt.dst;
   if (!natHook(host, 'OUTPUT', 'dst', pkt, null, outIf0, 0 as Ipv4, sk, rc)) return { ok: true };
-  if (pkt.dst !== dstBefore) {
+  if (pkt.dst !== dstBeforeNat) {
     const rr = reroute(host, pkt, sk, rc);
     if (rr === null) return { ok: true };
     r = rr;
   }
+  if (!runNft(host, 'OUTPUT', -100, 0, pkt, null, outIf0, sk, rc, undefined, rerouteNft)) return { ok: true };
   if (!runPlain(host, 'filter', 'OUTPUT', pkt, null, outIf0, sk, rc)) return { ok: true };
+  if (!runNft(host, 'OUTPUT', 0, NFT_ALL, pkt, null, outIf0, sk, rc, undefined, rerouteNft)) return { ok: true };
   const local = r.route.type === 'local';
   const outIf = local ? 'lo' : (r.route.dev ?? 'lo');
   postrouting(host, pkt, null, outIf, r.nexthop, local, sk, rc);

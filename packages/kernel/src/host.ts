@@ -5,9 +5,11 @@
  * netfilter `nth` counters.
  *
  * Configuration and ruleset changes replace the held value atomically (a packet in flight never
- * sees half a change); the compiled FIB and ruleset are rebuilt lazily, once per value.
+ * sees half a change); the compiled FIB and ruleset are rebuilt lazily, once per value. An
+ * nftables ruleset ({@link Host.nft}) sits beside the iptables one; the datapath runs both.
  */
-import { compile, createEvalState, emptyRuleset, formatIpv4, parseCidr, tryParseIpv4, type CompiledRuleset, type EvalState, type Ipv4, type Ruleset } from '@netsim/netfilter';
+import { compile, createEvalState, emptyRuleset, formatIpv4, parseCidr, tryParseIpv4, type CompiledRuleset, type EvalState, type Hook, type Ipv4, type Ruleset } from '@netsim/netfilter';
+import { createNftEvalState, emptyRuleset as emptyNftRuleset, pruneCounts, withCounters, type NftEvalState, type Ruleset as NftRuleset } from '@netsim/nftables';
 import { ConntrackTable, formatCtEntry } from './conntrack.ts';
 import { rulesetNeedsConntrack } from './conntrackNeed.ts';
 import { KernelError } from './errors.ts';
@@ -16,6 +18,7 @@ import * as hc from './hostConfig.ts';
 import type { AddrScope, Iface, IfaceKind, OverlayConf } from './iface.ts';
 import { formatIfaceAddr } from './iface.ts';
 import { runHostCommand } from './ipCommand.ts';
+import { indexNftHooks, nftNeedsConntrack, type NftHookChains } from './nft.ts';
 import { SocketTable } from './sockets.ts';
 import { defaultSysctls, type Sysctls } from './sysctl.ts';
 
@@ -31,6 +34,10 @@ export class Host {
   readonly sockets: SocketTable;
   /** `statistic --mode nth` counters, per rule instance. */
   readonly evalState: EvalState;
+  private nftRs: NftRuleset = emptyNftRuleset();
+  private nftHooksCache: ReadonlyMap<Hook, NftHookChains> | null = null;
+  /** nft state that outlives a packet: `numgen inc` counters, `counter` counts, dynamic set members. */
+  readonly nftState: NftEvalState = createNftEvalState();
   private ctMode: ConntrackMode;
   private ctNeeded: boolean | null = null;
 
@@ -82,6 +89,36 @@ export class Host {
     return this;
   }
 
+  /** The nftables ruleset in force beside the iptables one (as loaded; see {@link nftListing} for counters). */
+  get nft(): NftRuleset {
+    return this.nftRs;
+  }
+
+  /**
+   * Swaps the nft ruleset atomically (what one `nft -f` transaction does). Counters of rules the
+   * new value keeps go on counting; those of removed rules are forgotten.
+   */
+  setNft(rs: NftRuleset): this {
+    if (rs !== this.nftRs) {
+      this.nftRs = rs;
+      this.nftHooksCache = null;
+      this.ctNeeded = null;
+      pruneCounts(rs, this.nftState);
+    }
+    return this;
+  }
+
+  /** The nft ruleset with its counters as `nft list ruleset` shows them now. */
+  get nftListing(): NftRuleset {
+    return withCounters(this.nftRs, this.nftState);
+  }
+
+  /** The nft base chains at a hook (undefined when none). */
+  nftChainsAt(hook: Hook): NftHookChains | undefined {
+    if (this.nftHooksCache === null) this.nftHooksCache = indexNftHooks(this.nftRs);
+    return this.nftHooksCache.get(hook);
+  }
+
   /**
    * Whether this host tracks connections now. `auto` (the default) follows the kernel: only
    * while a rule needs conntrack (a nat rule, a conntrack/state match, CONNMARK, …). Entries made
@@ -89,7 +126,7 @@ export class Host {
    */
   get tracking(): boolean {
     if (this.ctMode !== 'auto') return this.ctMode === 'always';
-    if (this.ctNeeded === null) this.ctNeeded = rulesetNeedsConntrack(this.rs);
+    if (this.ctNeeded === null) this.ctNeeded = rulesetNeedsConntrack(this.rs) || nftNeedsConntrack(this.nftRs);
     return this.ctNeeded;
   }
 

@@ -15,11 +15,19 @@
  * :PREROUTING ACCEPT [0:0]
  * -A PREROUTING -p tcp -m tcp --dport 30080 -j DNAT --to-destination 203.0.113.9:8080
  * COMMIT
+ * nft -f node-a.nft                  # an nft ruleset file (one transaction), relative to this one
+ * table inet filter {                # …or nft text inline: from `table`/`flush ruleset` to the closing brace
+ *   chain input { type filter hook input priority 0; policy accept; }
+ * }
  * ```
+ *
+ * nft files and inline blocks are applied in order, each one transaction as `nft -f` does, after
+ * the interfaces exist (so `iifname` checks nothing at load, as in the kernel).
  *
  * Commands are those of {@link runHostCommand}. Errors name the file, line, column and token.
  */
 import { emptyRuleset, isNetfilterError, parseSave, type Ruleset } from '@netsim/netfilter';
+import { isNftError, tryNftApply, type Ruleset as NftRuleset } from '@netsim/nftables';
 import { KernelError, isKernelError } from './errors.ts';
 import { Host } from './host.ts';
 import { runHostCommand, tokenize } from './ipCommand.ts';
@@ -58,9 +66,27 @@ export function parseHostFile(text: string, file: string, readFile?: ReadFile): 
   const saveLines: string[] = [];
   let inTable = false;
   let restoreFrom: { path: string; line: number } | null = null;
+  // nft transactions in file order: inline blocks keep their line numbers (other lines blanked).
+  const nftSteps: ({ kind: 'file'; path: string; line: number; column: number } | { kind: 'inline'; lines: string[] })[] = [];
+  let nftDepth = 0;
+  let nftBlock: string[] | null = null;
   lines.forEach((raw, i) => {
     const lineNo = i + 1;
     const trimmed = raw.trim();
+    if (nftBlock !== null || (!inTable && /^(table|flush\s+ruleset)\b/.test(trimmed))) {
+      saveLines.push('');
+      if (nftBlock === null) {
+        nftBlock = lines.map(() => '');
+        nftSteps.push({ kind: 'inline', lines: nftBlock });
+      }
+      nftBlock[i] = raw;
+      nftDepth += braceDelta(raw);
+      if (nftDepth <= 0) {
+        nftBlock = null;
+        nftDepth = 0;
+      }
+      return;
+    }
     if (inTable || trimmed.startsWith('*')) {
       saveLines.push(raw);
       if (trimmed.startsWith('*')) inTable = true;
@@ -71,6 +97,14 @@ export function parseHostFile(text: string, file: string, readFile?: ReadFile): 
     const line = raw.replace(/#.*$/, '');
     const t = tokenize(line);
     if (t.length === 0 || (i === first && t[0] === 'hostname')) return;
+    if (t[0] === 'nft') {
+      if (t[1] !== '-f' || t[2] === undefined) {
+        const column = (line.indexOf(t[1] ?? 'nft') >= 0 ? line.indexOf(t[1] ?? 'nft') : 0) + 1;
+        throw new KernelError('parse', `${file}:${lineNo}:${column}: nft here takes -f FILE (a ruleset file, relative to this one)`, { location: { file, line: lineNo, column, token: t[1] ?? 'nft' } });
+      }
+      nftSteps.push({ kind: 'file', path: t[2], line: lineNo, column: line.indexOf(t[2]) + 1 });
+      return;
+    }
     if (t[0] === 'iptables-restore') {
       if (t[1] === undefined) throw new KernelError('parse', `${file}:${lineNo}:1: iptables-restore needs a file`, { location: { file, line: lineNo, column: 1, token: 'iptables-restore' } });
       restoreFrom = { path: t[1], line: lineNo };
@@ -103,5 +137,42 @@ export function parseHostFile(text: string, file: string, readFile?: ReadFile): 
     throw e;
   }
   host.setRuleset(rs);
+  let nft: NftRuleset = host.nft;
+  for (const step of nftSteps) {
+    let text: string;
+    let name: string;
+    if (step.kind === 'file') {
+      if (readFile === undefined) throw new KernelError('parse', `${file}:${step.line}:${step.column}: cannot read ${step.path} here`, { location: { file, line: step.line, column: step.column, token: step.path } });
+      text = readFile(step.path);
+      name = step.path;
+    } else {
+      text = step.lines.join('\n');
+      name = file;
+    }
+    const r = tryNftApply(nft, text, { file: name });
+    if (!r.ok) throw nftParseError(r.error);
+    nft = r.ruleset;
+  }
+  host.setNft(nft);
   return host;
+}
+
+/** An nft error as a host-file error: the real tool's message (with its caret lines) and the location. */
+function nftParseError(e: unknown): KernelError {
+  if (!isNftError(e)) return new KernelError('parse', String(e));
+  const loc = e.location;
+  return new KernelError('parse', e.stderr.replace(/\n$/, ''), { location: { file: loc.file, line: loc.line, column: loc.column, token: loc.token } });
+}
+
+/** Opening minus closing braces on one nft line, outside quotes and comments. */
+function braceDelta(line: string): number {
+  let d = 0;
+  let quoted = false;
+  for (const ch of line) {
+    if (ch === '"') quoted = !quoted;
+    else if (!quoted && ch === '#') break;
+    else if (!quoted && ch === '{') d++;
+    else if (!quoted && ch === '}') d--;
+  }
+  return d;
 }

@@ -25,6 +25,11 @@ export interface HostTraceOptions {
   readonly random31?: (threshold31?: number) => number;
   /** What the rule walks do at a rule they cannot evaluate (default `stop`: the packet's fate is unknown). */
   readonly unknown?: UnknownPolicy;
+  /**
+   * Per-module overrides of `unknown`, keyed by the module the undecidable match belongs to:
+   * `{ rpfilter: 'assume-match', socket: 'assume-nomatch' }` (see `EvalOptions.unknownModules`).
+   */
+  readonly unknownModules?: Readonly<Record<string, UnknownPolicy>>;
 }
 
 /** Where the traced packet left the host, as it looked on the wire. */
@@ -102,6 +107,7 @@ export function traceHostPacket(host: Host, packet: HostPacket, opts: HostTraceO
     depth: 0,
     lean: false,
     ...(opts.unknown !== undefined ? { unknown: opts.unknown } : {}),
+    ...(opts.unknownModules !== undefined ? { unknownModules: opts.unknownModules } : {}),
   };
   const pkt: Pkt = {
     id: 1,
@@ -133,8 +139,8 @@ export function traceHostPacket(host: Host, packet: HostPacket, opts: HostTraceO
   let fate: HostTraceResult['fate'];
   if (delivered) fate = 'delivered';
   else if (egress !== null) fate = packet.inIface !== null ? 'forwarded' : 'sent';
-  else if (drop?.site.stage === 'hook' && drop.site.verdict === 'REJECT') fate = 'rejected';
-  else if (drop?.site.stage === 'hook' && drop.site.verdict === 'unknown') fate = 'unknown';
+  else if ((drop?.site.stage === 'hook' && drop.site.verdict === 'REJECT') || (drop?.site.stage === 'nft' && drop.site.verdict === 'reject')) fate = 'rejected';
+  else if ((drop?.site.stage === 'hook' && drop.site.verdict === 'unknown') || (drop?.site.stage === 'nft' && drop.site.verdict === 'unsupported')) fate = 'unknown';
   else fate = 'dropped';
   const nowMs = opts.nowMs ?? 0;
   const ported = packet.proto === PROTO_TCP || packet.proto === PROTO_UDP;

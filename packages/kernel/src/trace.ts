@@ -39,6 +39,19 @@ export type DropSite =
         | 'prohibit-route'
         | 'reroute';
     }
+  | {
+      readonly stage: 'nft';
+      /** `drop` (a rule or the chain policy), `reject` (a reply was sent), or `unsupported` (e.g. `queue`: fate unknown). */
+      readonly verdict: 'drop' | 'reject' | 'unsupported';
+      readonly hook: Hook;
+      readonly family: string;
+      readonly table: string;
+      readonly chain: string;
+      /** The deciding rule's handle, or null when the base chain's policy dropped it. */
+      readonly handle: number | null;
+      /** The rule as `nft list` prints it, or null for the policy. */
+      readonly rule: string | null;
+    }
   | { readonly stage: 'conntrack'; readonly check: 'insert-failed' | 'masquerade-oif-changed' }
   | { readonly stage: 'nat'; readonly check: 'masquerade-no-address' }
   | { readonly stage: 'neighbour'; readonly check: 'no-neighbour' | 'link-down' }
@@ -64,6 +77,22 @@ export type TraceStep =
       readonly matched: readonly MatchedRule[];
       /** Rules examined (including ones the dispatch index passed over). */
       readonly examined: number;
+    }
+  | {
+      /**
+       * One nft base chain at its hook, with `nft monitor trace` lines (`trace id ID FAMILY TABLE
+       * CHAIN packet: …`, then `rule … (verdict …)`, `verdict continue`, `policy …`).
+       */
+      readonly kind: 'nft';
+      readonly host: string;
+      readonly hook: Hook;
+      readonly family: string;
+      readonly table: string;
+      readonly chain: string;
+      readonly priority: number;
+      /** What the chain decided: `accept`, `drop`, `reject`, `unsupported (…)`, or `accept (dnat)` for a NAT statement. */
+      readonly verdict: string;
+      readonly lines: readonly string[];
     }
   | {
       /** A nat table not walked: only a connection's first packet traverses nat chains. */
@@ -151,6 +180,10 @@ export function formatStep(s: TraceStep): string {
     case 'table': {
       const rules = s.matched.map((m) => `\n    TRACE: ${m.table}:${m.chain}:rule:${m.index}  ${m.rule}`).join('');
       return `${hostTag(s.host)} ${s.table} ${s.hook}: ${s.verdict}${rules}`;
+    }
+    case 'nft': {
+      const lines = s.lines.map((l) => `\n    ${l}`).join('');
+      return `${hostTag(s.host)} nft ${s.family} ${s.table} ${s.chain} (${s.hook}, priority ${s.priority}): ${s.verdict}${lines}`;
     }
     case 'nat-skip':
       return `${hostTag(s.host)} nat ${s.hook}: not walked (${s.reason === 'binding-exists' ? 'NAT already decided for this connection' : 'no conntrack entry'})`;

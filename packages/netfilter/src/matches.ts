@@ -8,12 +8,14 @@
 import { paramProblem } from './failure.ts';
 import { OptionTable, OptionTracker, badInteger, excludes, type ExtensionInstance, type OptionUse, type ParseEnv } from './extension.ts';
 import { formatIpv4, tryParseIpv4 } from './ip.ts';
-import { ICMP_NAMES, parseUintBase0 } from './names.ts';
+import { ICMP_NAMES, lookupProtocol, parseUintBase0 } from './names.ts';
 import { formatPortRange, listPort, parsePort, parsePortRange, parsePortRangeX6 } from './ports.ts';
 import { LIMIT_MODULE } from './limit.ts';
 import { listRecentText, RECENT_MODULE, saveRecentWords } from './recent.ts';
 import { listRpfilterText, RPFILTER_MODULE } from './rpfilter.ts';
-import { quoteSaveString } from './tokenize.ts';
+import { quoteAlways, quoteSaveString } from './tokenize.ts';
+import { XT_MATCHES } from './xt/index.ts';
+import { xtSaveWords } from './xt/define.ts';
 import type { AddrType, AddrTypeSel, CtState, Match, PortMatch, PortRange, TcpFlagsMatch } from './types.ts';
 
 export interface MatchModule {
@@ -440,6 +442,52 @@ const CONNTRACK_EXTRA_ORDER = [
   'ctdir',
 ] as const;
 
+/** --ctstatus names in bit order (NONE alone is 0), as the tool prints them. */
+const CT_STATUS_BITS: readonly string[] = ['EXPECTED', 'SEEN_REPLY', 'ASSURED', 'CONFIRMED'];
+
+/** The canonical value of a conntrack option other than --ctstate (libxt_conntrack's save). */
+function conntrackValue(name: string, v: string, at: number): string {
+  switch (name) {
+    case 'ctproto': {
+      const n = lookupProtocol(v.toLowerCase());
+      if (n === undefined) throw paramProblem(`unknown protocol "${v}" specified`, at);
+      return String(n);
+    }
+    case 'ctstatus': {
+      const set = new Set<string>();
+      for (const part of v.split(',')) {
+        const up = part.toUpperCase();
+        if (up !== 'NONE' && !CT_STATUS_BITS.includes(up)) throw paramProblem(`Bad ctstatus "${part}"`, at);
+        set.add(up);
+      }
+      const bits = CT_STATUS_BITS.filter((b) => set.has(b));
+      return bits.length === 0 ? 'NONE' : bits.join(',');
+    }
+    case 'ctorigsrc':
+    case 'ctorigdst':
+    case 'ctreplsrc':
+    case 'ctrepldst': {
+      // The address is printed as given (host bits kept), a dotted mask as its prefix length.
+      const slash = v.indexOf('/');
+      const addr = tryParseIpv4(slash < 0 ? v : v.slice(0, slash));
+      if (addr === undefined) return v;
+      if (slash < 0) return formatIpv4(addr);
+      const m = v.slice(slash + 1);
+      const prefix = /^[0-9]{1,2}$/.test(m) ? Number(m) : dottedPrefix(m);
+      if (prefix === undefined || prefix > 32) return v;
+      return prefix === 32 ? formatIpv4(addr) : `${formatIpv4(addr)}/${prefix}`;
+    }
+  }
+  return v;
+}
+
+function dottedPrefix(text: string): number | undefined {
+  const a = tryParseIpv4(text);
+  if (a === undefined) return undefined;
+  for (let p = 0; p <= 32; p++) if ((p === 0 ? 0 : (0xffffffff << (32 - p)) >>> 0) === a) return p;
+  return undefined;
+}
+
 const CONNTRACK_OPTIONS = new OptionTable([
   { name: 'ctstate', args: 1, invert: true },
   ...CONNTRACK_EXTRA_ORDER.map((name) => ({ name, args: 1 as const, invert: name !== 'ctdir' })),
@@ -461,7 +509,7 @@ register({
         if (use.name === 'ctstate') {
           ctstate = { states: parseStates(v, CT_STATE_ORDER, 'ctstate', use.argIndex + 1), negate: use.invert };
         } else {
-          extras.set(use.name, { negate: use.invert, value: v });
+          extras.set(use.name, { negate: use.invert, value: conntrackValue(use.name, v, use.argIndex + 1) });
         }
       },
       finish() {
@@ -803,6 +851,7 @@ register({
 register(RECENT_MODULE);
 register(LIMIT_MODULE);
 register(RPFILTER_MODULE);
+for (const m of XT_MATCHES.values()) register(m);
 
 // ---------------------------------------------------------------------------------------------
 // Printing
@@ -915,10 +964,13 @@ export function saveMatchWords(m: Match, out: string[]): void {
     case 'recent':
       saveRecentWords(m, out);
       return;
-    case 'unknown':
+    case 'unknown': {
       out.push('-m', m.module);
-      for (const w of m.args) out.push(quoteVerbatim(w));
+      const def = XT_MATCHES.get(m.module)?.def;
+      if (def !== undefined) xtSaveWords(def, m.args, out, quoteVerbatim, quoteAlways);
+      else for (const w of m.args) out.push(quoteVerbatim(w));
       return;
+    }
   }
 }
 
@@ -1055,6 +1107,8 @@ function optionValue(args: readonly string[], names: readonly string[]): { value
  * pkttype, ttl). Others print their options without dashes: an approximation (docs/fidelity.md).
  */
 function listUnknownMatch(module: string, args: readonly string[], numeric: boolean, proto: number): string {
+  const list = XT_MATCHES.get(module)?.def.list;
+  if (list !== undefined) return list(args, numeric);
   switch (module) {
     case 'rpfilter':
       return listRpfilterText(args);
@@ -1079,6 +1133,15 @@ function listUnknownMatch(module: string, args: readonly string[], numeric: bool
       const rate = optionValue(args, ['--limit'])?.value ?? '3/hour';
       const burst = optionValue(args, ['--limit-burst'])?.value ?? '5';
       return `limit: avg ${rate} burst ${burst}`;
+    }
+    case 'connmark': {
+      // libxt_connmark: " connmark match " then "!" when inverted, then " 0xV[/0xM]".
+      const v = optionValue(args, ['--mark']);
+      if (v === undefined) break;
+      const [value = '', mask] = v.value.split('/');
+      const hex = (t: string): string => `0x${(Number(t) >>> 0).toString(16)}`;
+      const full = mask === undefined || Number(mask) >>> 0 === 0xffffffff;
+      return `connmark match ${v.negate ? '!' : ''} ${hex(value)}${full ? '' : `/${hex(mask)}`}`;
     }
     case 'pkttype': {
       const v = optionValue(args, ['--pkt-type']);

@@ -56,14 +56,24 @@ export interface NftEvalContext {
   readonly trace?: boolean;
 }
 
-/** State that outlives one packet: `numgen inc` counters and dynamic set members (`update @s`). */
+/**
+ * State that outlives one packet: `numgen inc` counters, dynamic set members (`update @s`) and
+ * what `counter` statements counted (by statement; {@link withCounters} puts it into a listing).
+ */
 export interface NftEvalState {
   readonly counters: Map<Rule, number>;
   readonly dynamic: Map<NftSet, Set<string | number>>;
+  readonly counts: Map<Stmt, NftCount>;
+}
+
+/** Packets and bytes one `counter` statement counted since its rule was added. */
+export interface NftCount {
+  packets: number;
+  bytes: number;
 }
 
 export function createNftEvalState(): NftEvalState {
-  return { counters: new Map(), dynamic: new Map() };
+  return { counters: new Map(), dynamic: new Map(), counts: new Map() };
 }
 
 /** What a NAT statement asked for; choosing the address and port is the datapath's job. */
@@ -504,7 +514,11 @@ export function evaluateBaseChain(ref: NftBaseChainRef, packet: NftPacket, ctx: 
       if (s.kind === 'meta-set') p = { ...p, mark: m.mark };
     }
     if (!matched) continue;
-    if (verdict === undefined) continue;
+    if (verdict === undefined) {
+      // The kernel traces every rule that ran to its end, a rule without a verdict as `continue`.
+      if (ctx.trace === true) traceRuleOf(ctx, m, ref, frame.chain, rule, 'continue');
+      continue;
+    }
     if (ctx.trace === true) traceRuleOf(ctx, m, ref, frame.chain, rule, verdictText(verdict));
     switch (verdict.kind) {
       case 'accept':
@@ -564,9 +578,18 @@ function natRequest(s: Extract<Stmt, { kind: 'nat' }>, p: NftPacket, ctx: NftEva
 
 function applyStatement(s: Stmt, p: NftPacket, ctx: NftEvalContext, st: NftEvalState, table: Table, rule: Rule, m: Mutable): void {
   switch (s.kind) {
-    case 'counter':
+    case 'counter': {
+      // The ruleset value stays as loaded; the counts live in the state, as the kernel's per-rule counters.
+      const c = st.counts.get(s);
+      if (c === undefined) st.counts.set(s, { packets: 1, bytes: p.length ?? 0 });
+      else {
+        c.packets++;
+        c.bytes += p.length ?? 0;
+      }
+      return;
+    }
     case 'limit':
-      // Counters are not updated by evaluation (pure); limits are taken as under their rate.
+      // Limits are taken as under their rate.
       return;
     case 'log':
       if (m.logs === NO_LOGS) m.logs = [];
@@ -657,6 +680,48 @@ export function evaluateHook(rs: Ruleset, packet: NftPacket, ctx: NftEvalContext
     }
   }
   return { verdict: 'accept', mark: p.mark, ...(ctMark !== undefined && { ctMark }), ...(nat !== undefined && { nat }), notrack, trace };
+}
+
+/**
+ * `nft monitor trace`'s `packet:` line for what netsim models of a packet: interfaces, mark,
+ * addresses, TTL, length and the transport header (the kernel also prints link-layer and header
+ * fields netsim does not keep).
+ */
+export function formatNftPacket(p: NftPacket): string {
+  const parts: string[] = [];
+  if (p.iifname !== undefined) parts.push(`iif "${p.iifname}"`);
+  if (p.oifname !== undefined) parts.push(`oif "${p.oifname}"`);
+  if (p.mark !== 0) parts.push(`meta mark 0x${(p.mark >>> 0).toString(16).padStart(8, '0')}`);
+  parts.push(`ip saddr ${ipText(p.saddr)} ip daddr ${ipText(p.daddr)}`);
+  if (p.ttl !== undefined) parts.push(`ip ttl ${p.ttl}`);
+  if (p.length !== undefined) parts.push(`ip length ${p.length}`);
+  if (p.protocol === 6 || p.protocol === 17) {
+    const name = p.protocol === 6 ? 'tcp' : 'udp';
+    parts.push(`${name} sport ${p.sport ?? 0} ${name} dport ${p.dport ?? 0}`);
+    if (p.protocol === 6) parts.push(`tcp flags == ${tcpFlagsText(p.tcpFlags ?? 0)}`);
+  } else if (p.protocol === 1) parts.push(`icmp type ${p.icmpType ?? 0}`);
+  else parts.push(`ip protocol ${p.protocol}`);
+  return parts.join(' ');
+}
+
+function ipText(a: number): string {
+  return `${a >>> 24}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}`;
+}
+
+const TCP_FLAG_NAMES: readonly (readonly [number, string])[] = [
+  [1, 'fin'],
+  [2, 'syn'],
+  [4, 'rst'],
+  [8, 'psh'],
+  [16, 'ack'],
+  [32, 'urg'],
+  [64, 'ecn'],
+  [128, 'cwr'],
+];
+
+function tcpFlagsText(f: number): string {
+  const names = TCP_FLAG_NAMES.filter(([bit]) => (f & bit) !== 0).map(([, n]) => n);
+  return names.length === 0 ? '0x0' : names.join(' | ');
 }
 
 /** A trace in the style of `nft monitor trace` (one line per entry, without the trace id). */

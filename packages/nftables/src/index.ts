@@ -11,11 +11,13 @@ export { NftError, isNftError, type Diagnostic, type NftErrorCode, type Span } f
 export { nftApply, tryNftApply, type ApplyOptions, type ApplyResult } from './transaction.ts';
 export { formatRuleset, formatTable, formatChainListing, formatRule, formatPriority, type ListOptions } from './listing.ts';
 export { diffRulesets, formatRulesetDiff, type RulesetChange } from './diff.ts';
+export { withCounters, pruneCounts } from './counters.ts';
 export {
   baseChainsAt,
   createNftEvalState,
   evaluateBaseChain,
   evaluateHook,
+  formatNftPacket,
   formatNftTrace,
   hookSchedule,
   iptablesPriority,
@@ -25,6 +27,7 @@ export {
   type NftBaseChainRef,
   type NftChainResult,
   type NftConntrackView,
+  type NftCount,
   type NftEvalContext,
   type NftEvalState,
   type NftHookResult,

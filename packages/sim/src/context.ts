@@ -30,7 +30,9 @@ import { ConntrackTable, conntrackCommand } from '@netsim/kernel';
 import { ProcessContextMembers, type ProcessContext, type ProcessHandle } from './agent.ts';
 import type { Engine } from './engine.ts';
 import { SimError } from './errors.ts';
-import type { IptablesHandle, RawResult } from './iptables.ts';
+import { noIptablesFaults, type IptablesHandle, type RawResult } from './iptables.ts';
+import { createNftHandle, type NftHandle } from './nft.ts';
+import { emptyRuleset as emptyNftRuleset, type Ruleset as NftRuleset } from '@netsim/nftables';
 import type { NodeInfo } from './view.ts';
 
 /**
@@ -140,6 +142,8 @@ export function createConntrackHandle(args: {
 export interface ControllerContext extends ProcessContext {
   readonly nodeInfo: NodeInfo;
   readonly iptables: IptablesHandle;
+  /** The node's nftables ruleset through the `nft` tool (`nft -f -` transactions, `nft list`). */
+  readonly nft: NftHandle;
   /** The node's conntrack table through the `conntrack` tool. */
   readonly conntrack: ConntrackHandle;
   readonly kube: KubeClient;
@@ -154,6 +158,8 @@ export interface ContextDeps {
   readonly api: ApiServer;
   readonly nodeInfo: NodeInfo;
   readonly iptables: IptablesHandle;
+  /** Default: a handle on a ruleset of this context's own (a world without a data plane). */
+  readonly nft?: NftHandle;
   /** Default: a handle on an empty table (a world without a data plane). */
   readonly conntrack?: ConntrackHandle;
   readonly queueMode: QueueMode;
@@ -387,6 +393,7 @@ export function buildControllerContext(base: ProcessContext, proc: ProcessHandle
   return new WorldContext(base, {
     nodeInfo: deps.nodeInfo,
     iptables: deps.iptables,
+    nft: deps.nft ?? ownNftHandle(engine, deps.nodeInfo.name, agent),
     conntrack: deps.conntrack ?? createConntrackHandle({ engine, node: deps.nodeInfo.name, agent, table: () => undefined }),
     kube,
     informers,
@@ -401,17 +408,19 @@ export function buildControllerContext(base: ProcessContext, proc: ProcessHandle
 class WorldContext extends ProcessContextMembers implements ControllerContext {
   readonly nodeInfo: NodeInfo;
   readonly iptables: IptablesHandle;
+  readonly nft: NftHandle;
   readonly conntrack: ControllerContext['conntrack'];
   readonly kube: KubeClient;
   readonly informers: Informers;
   readonly workqueue: ControllerContext['workqueue'];
   readonly #base: ProcessContext;
 
-  constructor(base: ProcessContext, services: Pick<ControllerContext, 'nodeInfo' | 'iptables' | 'conntrack' | 'kube' | 'informers' | 'workqueue'>) {
+  constructor(base: ProcessContext, services: Pick<ControllerContext, 'nodeInfo' | 'iptables' | 'nft' | 'conntrack' | 'kube' | 'informers' | 'workqueue'>) {
     super(base);
     this.#base = base;
     this.nodeInfo = services.nodeInfo;
     this.iptables = services.iptables;
+    this.nft = services.nft;
     this.conntrack = services.conntrack;
     this.kube = services.kube;
     this.informers = services.informers;
@@ -421,4 +430,10 @@ class WorldContext extends ProcessContextMembers implements ControllerContext {
   get stopping(): boolean {
     return this.#base.stopping;
   }
+}
+
+/** An nft handle on a ruleset of its own, for a context built without a node's kernel state. */
+function ownNftHandle(engine: Engine, node: string, agent: string): NftHandle {
+  let cell: NftRuleset = emptyNftRuleset();
+  return createNftHandle({ engine, node, agent, store: { get: () => cell, set: (r) => (cell = r) }, faults: noIptablesFaults() });
 }

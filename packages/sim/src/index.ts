@@ -70,6 +70,7 @@ export {
   type RestoreFlags,
   type RulesetStore,
 } from './iptables.ts';
+export { NftExecError, createNftHandle, isNftExecError, type NftHandle, type NftHandleOptions, type NftStore } from './nft.ts';
 export {
   annotationsAgreeWithRules,
   chainNeverEmpty,

@@ -84,6 +84,14 @@ function builtin(e: TraceEvent): RenderedLine | undefined {
       const exit = e['exit'] === 0 ? '' : ` → exit ${str(e['exit'])}: ${str(e['stderr']).trim()}`;
       return storyLine(`${str(e['agent'])}: ${str(e['argv'])} (${n} lines)${exit}`);
     }
+    case 'nft.exec': {
+      const input = str(e['input']);
+      const n = input === '' ? 0 : input.split('\n').filter((l) => l !== '').length;
+      const exit = e['exit'] === 0 ? '' : ` → exit ${str(e['exit'])}: ${str(e['stderr']).trim()}`;
+      return storyLine(`${str(e['agent'])}: ${str(e['argv'])} (${n} lines)${exit}`);
+    }
+    case 'nft.list':
+      return detail(`${str(e['agent'])}: ${str(e['argv'])}${e['exit'] === 0 ? '' : ` → exit ${str(e['exit'])}`}`);
     case 'ruleset.change': {
       const raw = e['chains'];
       const chains: readonly JsonValue[] = Array.isArray(raw) ? (raw as readonly JsonValue[]) : [];

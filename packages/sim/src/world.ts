@@ -32,6 +32,8 @@ import { SimError } from './errors.ts';
 import { SeededIds } from './ids.ts';
 import { instantiate, type Invariant, type InvariantSource } from './invariants.ts';
 import { isCounting } from './oracles/counting.ts';
+import { createNftHandle, type NftHandleOptions, type NftStore } from './nft.ts';
+import { emptyRuleset as emptyNftRuleset } from '@netsim/nftables';
 import { createIptablesHandle, noIptablesFaults, type IptablesBackend, type IptablesFaultState, type IptablesHandleOptions, type RulesetStore } from './iptables.ts';
 import { BUILTIN_HOSTS, ClusterDatapath, EXTERNAL_IP, EXTERNAL_PORT, type ProbeOutcome } from './datapath.ts';
 import type { JsonObject } from './json.ts';
@@ -83,6 +85,8 @@ export interface WorldOptions {
   /** How `iptables` commands and restores behave on the nodes (default: `@netsim/netfilter`'s). */
   readonly iptablesBackend?: IptablesBackend;
   readonly iptables?: IptablesHandleOptions;
+  /** How `nft` commands behave on the nodes (latency, nft release). */
+  readonly nft?: NftHandleOptions;
   /** Latency of one API request from a controller (default 1 ms). */
   readonly kubeLatencyMs?: number;
   readonly agent?: AgentOptions;
@@ -93,6 +97,8 @@ interface NodeState {
   readonly info: NodeInfo;
   /** The node's rules: the kernel host's when the datapath is built, else a plain cell. */
   rules: RulesetStore;
+  /** The node's nft ruleset: the kernel host's when the datapath is built, else a plain cell. */
+  nft: NftStore;
   readonly faults: IptablesFaultState;
   readonly informers: Set<Informer<Kind>>;
   /** The node's agents: the controller under test's first, then those running alongside it. */
@@ -341,7 +347,8 @@ export class World {
       const node = api.create('Node', { metadata: { name: n.name }, status: { addresses: [{ type: 'InternalIP', address: ip }] } });
       const podCidr = node.spec.podCIDR ?? '';
       let cell = initial;
-      this.#nodes.set(n.name, { info: { name: n.name, ip, podCidr }, rules: { get() { return cell; }, set(r) { cell = r; } }, faults: noIptablesFaults(), informers: new Set(), agents: [], boots: 0 });
+      let nftCell = emptyNftRuleset();
+      this.#nodes.set(n.name, { info: { name: n.name, ip, podCidr }, rules: { get() { return cell; }, set(r) { cell = r; } }, nft: { get() { return nftCell; }, set(r) { nftCell = r; } }, faults: noIptablesFaults(), informers: new Set(), agents: [], boots: 0 });
       const ipamPolicy = opts.kubelet?.ipamPolicy ?? opts.cluster.ipamPolicy;
       const kubelet = new Kubelet(api, { nodeName: n.name, ...(opts.kubelet ?? {}), ...(ipamPolicy !== undefined ? { ipamPolicy } : {}), trace: kubeTrace });
       kubelet.start();
@@ -362,6 +369,7 @@ export class World {
       for (const st of this.#nodes.values()) {
         const h = dp.host(st.info.name);
         st.rules = { get() { return h.ruleset; }, set(r) { h.setRuleset(r); } };
+        st.nft = { get() { return h.nft; }, set(r) { h.setNft(r); }, listing() { return h.nftListing; } };
       }
     }
     new EndpointSliceController(api).start();
@@ -400,12 +408,14 @@ export class World {
             faults: st.faults,
             ...(opts.iptables !== undefined ? { options: opts.iptables } : {}),
           });
+          const nft = createNftHandle({ engine, node, agent: base.agent, store: st.nft, faults: st.faults, ...(opts.nft !== undefined ? { options: opts.nft } : {}) });
           const conntrack = createConntrackHandle({ engine, node, agent: base.agent, table: () => this.#datapath?.host(node).conntrack });
           return buildControllerContext(base, proc, {
             engine,
             api,
             nodeInfo: st.info,
             iptables,
+            nft,
             conntrack,
             queueMode: opts.cluster.queueMode ?? 'DeltaFIFO',
             random: engine.streams.kube,

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import { allBranches, formatProbability, seededRandom31, type Branch, type BranchDraw, type UnknownPolicy } from '@netsim/netfilter';
 import { formatHostTrace, parseHostFile, traceHostPacket, type HostTraceResult } from '@netsim/kernel';
+import { tryNftApply } from '@netsim/nftables';
 import { formatPacketSpec, parsePacketSpec } from '../packetSpec.ts';
 
 /** A host file or packet the command cannot use: printed as `netsim trace: …`, exit status 2. */
@@ -29,6 +30,10 @@ export interface HostTraceCliOptions {
   readonly seed: number;
   /** What to do at a rule that cannot be evaluated (`--unknown`); default `stop`. */
   readonly unknown?: UnknownPolicy;
+  /** Per-module overrides of `unknown` (`--unknown MODULE=POLICY`). */
+  readonly unknownModules?: Readonly<Record<string, UnknownPolicy>>;
+  /** An nft ruleset file applied to the host after its own (`--nft`), as one more `nft -f`. */
+  readonly nft?: string;
 }
 
 export interface HostTraceRun {
@@ -67,7 +72,13 @@ function hostFromCommands(lines: readonly string[], ruleset: string | undefined)
 }
 
 function loadHost(o: HostTraceCliOptions) {
-  return o.host !== undefined ? loadHostFile(o.host) : hostFromCommands(o.hostCommands ?? [], o.ruleset);
+  const host = o.host !== undefined ? loadHostFile(o.host) : hostFromCommands(o.hostCommands ?? [], o.ruleset);
+  if (o.nft !== undefined) {
+    const r = tryNftApply(host.nft, read(o.nft, 'nft ruleset'), { file: o.nft === '-' ? '/dev/stdin' : o.nft });
+    if (!r.ok) throw new HostTraceInputError(`nft -f ${o.nft} fails:\n${r.error.stderr.replace(/\n$/, '')}`);
+    host.setNft(r.ruleset);
+  }
+  return host;
 }
 
 function packetOf(o: HostTraceCliOptions) {
@@ -80,7 +91,7 @@ export function runHostTrace(o: HostTraceCliOptions): HostTraceRun {
   const host = loadHost(o);
   const packet = packetOf(o);
   const draw = seededRandom31(o.seed);
-  const result = traceHostPacket(host, packet, { rng: { int: (max) => Math.floor((draw() / 0x80000000) * max) }, ...(o.unknown !== undefined ? { unknown: o.unknown } : {}) });
+  const result = traceHostPacket(host, packet, { rng: { int: (max) => Math.floor((draw() / 0x80000000) * max) }, ...(o.unknown !== undefined ? { unknown: o.unknown } : {}), ...(o.unknownModules !== undefined ? { unknownModules: o.unknownModules } : {}) });
   return { hostName: host.name, packet: formatPacketSpec(packet), result };
 }
 
@@ -104,6 +115,7 @@ export function runHostBranches(o: HostTraceCliOptions): HostBranchesRun {
       rng: { int: (max) => Math.floor((draw() / 0x80000000) * max) },
       random31,
       ...(o.unknown !== undefined ? { unknown: o.unknown } : {}),
+      ...(o.unknownModules !== undefined ? { unknownModules: o.unknownModules } : {}),
     });
   });
   return { hostName, packet: formatPacketSpec(packet), branches };
