@@ -488,6 +488,8 @@ class Parser {
           const obj = this.objectBlock(kind, family, oname);
           objs.push({ kind: 'object', op: 'add', family, table: name, name: oname, obj, span: oname.span });
           this.blockItemEnd();
+        } else if (this.isWord(t, 'flowtable') || (this.isWord(t, 'ct') && (this.isWord(this.peek(), 'timeout') || this.isWord(this.peek(), 'expectation')))) {
+          throw new LocatedError(`${t.text === 'ct' ? `ct ${this.peek().text}` : 'flowtable'} objects are not modelled by netsim`, tokSpan(t), undefined, 'unsupported');
         } else if (this.isWord(t, 'set') || this.isWord(t, 'map')) {
           const sname = this.identifier();
           this.expectPunct('{');
@@ -1230,6 +1232,15 @@ class Parser {
           return { kind: 'set-update', op: t.text, set: name.name, key, ...(timeoutMs !== undefined && { timeoutMs }) };
         }
         throw syntax(t);
+      case 'synproxy':
+      case 'socket':
+      case 'osf':
+      case 'rt':
+      case 'ipsec':
+      case 'dup':
+      case 'fwd':
+      case 'tproxy':
+        throw new LocatedError(`${t.text} is not modelled by netsim`, tokSpan(t), undefined, 'unsupported');
       default:
         if (!KEYWORDS.has(t.text) && !isExprStart(t.text) && t.text !== 'and') {
           // bison takes an unknown word as a symbol and fails on what follows it.
@@ -1678,6 +1689,7 @@ class Parser {
         if (type === undefined) throw syntax(a);
         return { kind: 'ct', key, dir: k.text as 'original', type };
       }
+      if (this.isWord(k, 'label') || this.isWord(k, 'event') || this.isWord(k, 'timeout') || this.isWord(k, 'expectation')) throw new LocatedError(`ct ${k.text} is not modelled by netsim`, this.span(t, k), undefined, 'unsupported');
       const type = this.isWord(k) ? CT_KEYS[k.text] : undefined;
       if (type === undefined) throw syntax(k);
       return { kind: 'ct', key: k.text, type };

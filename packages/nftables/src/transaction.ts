@@ -537,7 +537,8 @@ class Transaction {
     const t = this.table(cmd.family, cmd.table.name);
     const d = cmd.decl;
     if (d.keyType === undefined) throw new LocatedError('set definition does not specify key', cmd.name.span);
-    if (t !== undefined && d.elements !== undefined) this.typeAll(d.elements, { keyType: d.keyType, ...(d.dataType !== undefined && { dataType: d.dataType }) }, d.flags.includes('interval'), []);
+    // With auto-merge, overlapping elements merge instead of conflicting.
+    if (t !== undefined && d.elements !== undefined) this.typeAll(d.elements, { keyType: d.keyType, ...(d.dataType !== undefined && { dataType: d.dataType }) }, d.flags.includes('interval'), [], d.autoMerge !== true);
     const tt = this.needCached(cmd.family, cmd.table);
     const existing = tt.sets.get(cmd.name.name);
     if (existing !== undefined) {
@@ -570,7 +571,7 @@ class Transaction {
     if (d.elements !== undefined) this.addElements(w, d.elements, batch, false);
   }
 
-  private typeAll(raws: readonly RawElement[], typing: Parameters<typeof typeElement>[0], interval: boolean, existing: readonly Element[]): Element[] {
+  private typeAll(raws: readonly RawElement[], typing: Parameters<typeof typeElement>[0], interval: boolean, existing: readonly Element[], checkOverlap = true): Element[] {
     const typed = raws.map((r) => {
       const el = typeElement(typing, r);
       if (!interval && el.key.some((k) => k.kind === 'range')) {
@@ -579,7 +580,7 @@ class Transaction {
       }
       return el;
     });
-    if (interval) checkConflicts(existing, typed.map((el, i) => ({ el, span: (raws[i] as RawElement).span })));
+    if (interval && checkOverlap) checkConflicts(existing, typed.map((el, i) => ({ el, span: (raws[i] as RawElement).span })));
     return typed;
   }
 
@@ -640,8 +641,10 @@ class Transaction {
       const el = typeElement({ keyType: s.keyType }, { key: r.key, span: r.span });
       const id = keyId(el.key);
       if (!w.elements.has(id)) {
-        if (cmd.op === 'delete') throw new KernelError('ENOENT', r.span);
-        continue;
+        if (cmd.op !== 'delete') continue;
+        // nft keeps interval sets' elements in its cache and finds the missing one itself.
+        if (s.flags.includes('interval')) throw new LocatedError('element does not exist', r.keySpan ?? r.span);
+        throw new KernelError('ENOENT', r.keySpan ?? r.span);
       }
       w.elements.delete(id);
     }
