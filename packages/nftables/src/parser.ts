@@ -70,9 +70,8 @@ function tokenName(t: Token): string {
         case '.':
           return 'dot';
         case '-':
-          return 'dash';
         case '/':
-          return 'slash';
+          return t.text;
         case '==':
           return "'=='";
         default:
@@ -1243,9 +1242,15 @@ class Parser {
         throw new LocatedError(`${t.text} is not modelled by netsim`, tokSpan(t), undefined, 'unsupported');
       default:
         if (!KEYWORDS.has(t.text) && !isExprStart(t.text) && t.text !== 'and') {
-          // bison takes an unknown word as a symbol and fails on what follows it.
+          // bison takes an unknown word as a symbol and fails on what follows it, unless a value
+          // follows: then it is a comparison, which evaluation cannot type.
           this.next();
-          throw syntax(this.peek());
+          const v = this.peek();
+          if (v.kind === 'number' || v.kind === 'addr' || v.kind === 'string' || (v.kind === 'word' && !KEYWORDS.has(v.text))) {
+            this.next();
+            throw new LocatedError('No symbol type information', tokSpan(t));
+          }
+          throw syntax(v);
         }
         break;
     }

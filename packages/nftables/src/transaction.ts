@@ -461,11 +461,12 @@ class Transaction {
   }
 
   private rule(cmd: Extract<Command, { kind: 'rule' }>, batch: number): void {
-    const ee = cmd.body.evalError;
-    if (ee !== undefined) throw new LocatedError(ee.message, ee.span, ee.related);
-    // Userspace: every @set must exist (in the ruleset or earlier in this batch).
+    // Userspace: every @set must exist (in the ruleset or earlier in this batch); looking one up
+    // in a missing table fails before the rest of the rule is evaluated.
     const t0 = this.table(cmd.family, cmd.table.name);
     if (t0 === undefined && cmd.body.setRefs.length > 0) throw new LocatedError(ERRNO.ENOENT, cmd.table.span);
+    const ee = cmd.body.evalError;
+    if (ee !== undefined) throw new LocatedError(ee.message, ee.span, ee.related);
     for (const ref of cmd.body.setRefs) {
       if (t0?.sets.get(ref.name) === undefined) {
         throw new LocatedError(ERRNO.ENOENT, { line: ref.span.line, col: ref.span.col - 1, endCol: ref.span.endCol });
