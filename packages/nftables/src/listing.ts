@@ -352,9 +352,13 @@ export function formatRule(rule: Rule, family: Family): string {
   const ri = rule.stmts.findIndex((s) => s.kind === 'reject');
   const rj = rule.stmts[ri];
   if (rj?.kind === 'reject' && rj.with !== undefined) {
-    if (rj.with.kind === 'tcp-reset' && !hasTcpBefore(rule.stmts, ri)) parts.push('meta l4proto tcp');
-    // nft drops the `meta nfproto ipv4` it added when nothing stands between it and the reject.
-    if (rj.with.kind === 'icmp' && rj.with.code !== 'port-unreachable' && family === 'inet' && ri > 0 && !hasIpBefore(rule.stmts, ri)) parts.push('meta nfproto ipv4');
+    // The dependency nft added first in the rule shows unless a TCP match follows it; in ip tables
+    // only when a statement other than a match stands before the reject.
+    const nonMatchBefore = rule.stmts.slice(0, ri).some((s) => s.kind !== 'match');
+    if (rj.with.kind === 'tcp-reset' && (family === 'inet' || nonMatchBefore) && !hasTcpBefore(rule.stmts, ri)) parts.push('meta l4proto tcp');
+    // `meta nfproto ipv4` shows only when the rule starts with a statement that is not a match.
+    const first = rule.stmts[0];
+    if (rj.with.kind === 'icmp' && family === 'inet' && ri > 0 && first?.kind !== 'match' && !hasIpBefore(rule.stmts, ri)) parts.push('meta nfproto ipv4');
   }
   rule.stmts.forEach((s, i) => {
     const t = formatStmt(s, rule.stmts, i, family);

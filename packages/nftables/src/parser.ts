@@ -1141,7 +1141,7 @@ class Parser {
     const last = this.lastBefore();
     const evalError = deferred !== undefined ? { message: deferred.message, span: deferred.span, ...(deferred.related !== undefined && { related: deferred.related }) } : afterTerminal !== undefined ? { message: 'Statement after terminal statement has no effect', span: afterTerminal.span, related: afterTerminal.terminal } : undefined;
     return {
-      stmts: markDependencies(mergePayloads(icmpEchoDependency(stmts)), family),
+      stmts: markDependencies(mergePayloads(icmpEchoDependency(resetDependency(stmts))), family),
       ...(comment !== undefined && { comment }),
       setRefs,
       targets,
@@ -1205,7 +1205,7 @@ class Parser {
 
       case 'reject':
         this.next();
-        return this.rejectStmt(ctx);
+        return this.rejectStmt(ctx, before);
       case 'masquerade':
       case 'snat':
       case 'dnat':
@@ -1449,9 +1449,11 @@ class Parser {
     return { kind: 'quota', over, bytes, used };
   }
 
-  private rejectStmt(ctx: RuleCtx): Stmt {
+  private rejectStmt(ctx: RuleCtx, before: readonly Stmt[]): Stmt {
     const rejectTok = this.lastBefore();
-    if (!this.isWord(this.peek(), 'with')) return { kind: 'reject' };
+    // In an inet table, once the rule has matched IPv4 the default reject is ICMP's.
+    const ipv4Known = ctx.family === 'inet' && before.some((s) => s.kind === 'match' && (mentionsIpPayload(s.left) || usesProto(s.left, 'icmp') || (s.left.kind === 'meta' && s.left.key === 'nfproto')));
+    if (!this.isWord(this.peek(), 'with')) return ipv4Known ? { kind: 'reject', with: { kind: 'icmp', code: 'port-unreachable' } } : { kind: 'reject' };
     this.next();
     const k = this.next();
     if (this.isWord(k, 'tcp')) {
@@ -1468,6 +1470,7 @@ class Parser {
           : ['port-unreachable', 'admin-prohibited', 'no-route', 'host-unreachable'];
       if (!this.isWord(code) || !ok.includes(code.text)) throw new LocatedError(`Could not parse ${k.text === 'icmp' ? 'ICMP' : 'reject'} code`, tokSpan(code));
       if (k.text === 'icmpx' && ctx.family === 'ip') throw new LocatedError('abstracted ICMP unreachable not supported', tokSpan(code), tokSpan(rejectTok));
+      if (k.text === 'icmpx' && code.text === 'port-unreachable' && ipv4Known) return { kind: 'reject', with: { kind: 'icmp', code: 'port-unreachable' } };
       return { kind: 'reject', with: { kind: k.text === 'icmp' ? 'icmp' : 'icmpx', code: code.text } };
     }
     throw syntax(k);
@@ -1661,6 +1664,10 @@ class Parser {
       const f = this.next();
       const type = this.isWord(f) ? proto[f.text] : undefined;
       if (type === undefined) throw syntax(f);
+      if (t.text === 'th' && f.text === 'dport' && this.l4?.protos.length === 1 && this.l4.protos[0] === 'icmp') {
+        // The bytes `th dport` reads are the ICMP checksum.
+        return { kind: 'payload', proto: 'icmp', field: 'checksum', type: 'u16' };
+      }
       if (t.text === 'th' && this.l4 !== undefined && this.l4.protos.length === 1 && PORTED.has(this.l4.protos[0] as string)) {
         // With the transport protocol known, nft reads (and lists) `th` ports as that header's.
         return { kind: 'payload', proto: this.l4.protos[0] as string, field: f.text, type };
@@ -1955,6 +1962,19 @@ function mergePayloads(stmts: readonly Stmt[]): Stmt[] {
     else if (!moved.has(i)) out.push(s);
   });
   return out;
+}
+
+/**
+ * `reject with tcp reset` makes nft put `meta l4proto tcp` first in a rule that matched no
+ * transport protocol: `th` ports before it then read as TCP's.
+ */
+function resetDependency(stmts: readonly Stmt[]): Stmt[] {
+  const ri = stmts.findIndex((s) => s.kind === 'reject' && s.with?.kind === 'tcp-reset');
+  if (ri < 0) return stmts as Stmt[];
+  const fixes = (e: Expr): boolean => (e.kind === 'payload' && e.proto !== 'ip' && e.proto !== 'th') || (e.kind === 'meta' && e.key === 'l4proto') || (e.kind === 'concat' && e.parts.some(fixes)) || (e.kind === 'binop' && fixes(e.left));
+  if (stmts.slice(0, ri).some((s) => s.kind === 'match' && fixes(s.left))) return stmts as Stmt[];
+  const th = (e: Expr): Expr => (e.kind === 'payload' && e.proto === 'th' ? { ...e, proto: 'tcp' } : e.kind === 'concat' ? { ...e, parts: e.parts.map(th) } : e);
+  return stmts.map((s, i) => (i < ri && s.kind === 'match' ? { ...s, left: th(s.left) } : s));
 }
 
 /**
