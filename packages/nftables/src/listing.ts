@@ -356,9 +356,8 @@ export function formatRule(rule: Rule, family: Family): string {
     // only when a statement other than a match stands before the reject.
     const nonMatchBefore = rule.stmts.slice(0, ri).some((s) => s.kind !== 'match');
     if (rj.with.kind === 'tcp-reset' && (family === 'inet' || nonMatchBefore) && !hasTcpBefore(rule.stmts, ri)) parts.push('meta l4proto tcp');
-    // `meta nfproto ipv4` shows only when the rule starts with a statement that is not a match.
-    const first = rule.stmts[0];
-    if (rj.with.kind === 'icmp' && family === 'inet' && ri > 0 && first?.kind !== 'match' && !hasIpBefore(rule.stmts, ri)) parts.push('meta nfproto ipv4');
+    // `meta nfproto ipv4` shows only when a statement other than a match stands before the reject.
+    if (rj.with.kind === 'icmp' && family === 'inet' && nonMatchBefore && !hasIpBefore(rule.stmts, ri)) parts.push('meta nfproto ipv4');
   }
   rule.stmts.forEach((s, i) => {
     const t = formatStmt(s, rule.stmts, i, family);

@@ -528,7 +528,14 @@ class Parser {
       if (t.kind === 'eof') throw syntax(t);
       if (this.isWord(t, 'type') && !this.isPunct(this.peek(1), '.')) {
         this.next();
-        base = this.baseSpec(family);
+        try {
+          base = this.baseSpec(family);
+        } catch (e) {
+          // A priority nft cannot place is reported while reading; the rest of the input is still read.
+          if (!(e instanceof LocatedError) || e instanceof SyntaxError_ || e.code !== 'eval') throw e;
+          this.diags.push({ code: e.code, span: e.span, message: e.message });
+          this.skipLine();
+        }
         continue;
       }
       if (this.isWord(t, 'policy')) {
@@ -1458,7 +1465,7 @@ class Parser {
     const k = this.next();
     if (this.isWord(k, 'tcp')) {
       this.expectWord('reset');
-      if (this.l4 !== undefined && this.l4.protos.length === 1 && this.l4.protos[0] !== 'tcp') throw new LocatedError('you cannot use tcp reset with this protocol', tokSpan(rejectTok), this.l4.span);
+      if (this.l4 !== undefined && (this.l4.protos.length > 1 || this.l4.protos[0] !== 'tcp')) throw new LocatedError('you cannot use tcp reset with this protocol', tokSpan(rejectTok), this.l4.span);
       return { kind: 'reject', with: { kind: 'tcp-reset' } };
     }
     if (this.isWord(k, 'icmp') || this.isWord(k, 'icmpx')) {

@@ -253,8 +253,6 @@ export function tryNftApply(ruleset: Ruleset, text: string, opts: ApplyOptions =
   const file = opts.file ?? '/dev/stdin';
   const parsed = parse(text, { version: opts.version ?? DEFAULT_NFT_VERSION });
   const diags: Diagnostic[] = [...parsed.diagnostics];
-  // Syntax errors stop nft before it evaluates anything.
-  if (diags.some((d) => d.code === 'syntax')) return { ok: false, error: new NftError(file, text, diags.slice(0, 10)) };
   const tx = new Transaction(ruleset);
   const evalDiags: Diagnostic[] = [];
   const kernelDiags: Diagnostic[] = [];
