@@ -249,7 +249,9 @@ function formatMatch(s: Extract<Stmt, { kind: 'match' }>): string {
 
 function hasIpBefore(stmts: readonly Stmt[], i: number): boolean {
   const ip = (e: Expr): boolean => (e.kind === 'payload' && (e.proto === 'ip' || e.proto === 'icmp')) || (e.kind === 'concat' && e.parts.some(ip)) || (e.kind === 'binop' && ip(e.left));
-  return stmts.slice(0, i).some((s) => s.kind === 'match' && (ip(s.left) || (s.left.kind === 'meta' && s.left.key === 'nfproto')));
+  // `meta l4proto icmp` is IPv4's ICMP: it fixes the family too.
+  const icmp = (s: Stmt): boolean => s.kind === 'match' && s.left.kind === 'meta' && s.left.key === 'l4proto' && s.right.kind === 'value' && s.right.value.type === 'inet_proto' && s.right.value.n === 1;
+  return stmts.slice(0, i).some((s) => (s.kind === 'match' && (ip(s.left) || (s.left.kind === 'meta' && s.left.key === 'nfproto'))) || icmp(s));
 }
 
 function hasTcpBefore(stmts: readonly Stmt[], i: number): boolean {

@@ -424,6 +424,8 @@ class Parser {
   private lastTok: Token | undefined;
   /** The transport protocol the rule has fixed so far (a header match, or `ip protocol`/`meta l4proto` of one value). */
   private l4: { readonly protos: readonly string[]; readonly span: Span; readonly header?: boolean } | undefined;
+  /** The protocol `th` ports are read as: the latest header or single-protocol match. */
+  private thProto: string | undefined;
   /** The first evaluation error of the rule being read (nft reports it after parsing). */
   private deferred: LocatedError | undefined;
   /** The protocols of the last `{ … }` of protocol numbers, in the order written. */
@@ -531,9 +533,11 @@ class Parser {
         try {
           base = this.baseSpec(family);
         } catch (e) {
-          // A priority nft cannot place is reported while reading; the rest of the input is still read.
-          if (!(e instanceof LocatedError) || e instanceof SyntaxError_ || e.code !== 'eval') throw e;
+          // A priority nft cannot place is reported while reading, and bison resumes after a syntax
+          // error at the next separator: either way the rest of the input is still read.
+          if (!(e instanceof LocatedError) || (e.code !== 'eval' && !(e instanceof SyntaxError_))) throw e;
           this.diags.push({ code: e.code, span: e.span, message: e.message });
+          if (this.diags.length >= 10) throw e;
           this.skipLine();
         }
         continue;
@@ -1113,6 +1117,7 @@ class Parser {
     const ctx: RuleCtx = { family, setRefs, targets, jumps, objRefs, updateSpans, anonSpans };
     let beforeComment: Token | undefined;
     this.l4 = undefined;
+    this.thProto = undefined;
     this.deferred = undefined;
     let terminal: Span | undefined;
     let afterTerminal: { span: Span; terminal: Span } | undefined;
@@ -1313,6 +1318,7 @@ class Parser {
       const name = TRANSPORT_BY_NUMBER.get(right.value.n);
       // A later protocol match replaces an earlier one, not a header's.
       if (name !== undefined && this.l4?.header !== true) this.l4 = { protos: [name], span: this.span(t, this.lastBefore()) };
+      if (name !== undefined) this.thProto = name;
     } else if (((left.kind === 'meta' && left.key === 'l4proto') || (left.kind === 'payload' && left.proto === 'ip' && left.field === 'protocol')) && (op === 'implicit' || op === '==') && right.kind === 'set' && this.lastProtoSet !== undefined) {
       const protos = this.lastProtoSet.map((n) => TRANSPORT_BY_NUMBER.get(n) ?? String(n));
       this.l4 = { protos, span: this.span(t, this.lastBefore()) };
@@ -1671,13 +1677,13 @@ class Parser {
       const f = this.next();
       const type = this.isWord(f) ? proto[f.text] : undefined;
       if (type === undefined) throw syntax(f);
-      if (t.text === 'th' && f.text === 'dport' && this.l4?.protos.length === 1 && this.l4.protos[0] === 'icmp') {
+      if (t.text === 'th' && f.text === 'dport' && this.thProto === 'icmp') {
         // The bytes `th dport` reads are the ICMP checksum.
         return { kind: 'payload', proto: 'icmp', field: 'checksum', type: 'u16' };
       }
-      if (t.text === 'th' && this.l4 !== undefined && this.l4.protos.length === 1 && PORTED.has(this.l4.protos[0] as string)) {
+      if (t.text === 'th' && this.thProto !== undefined && PORTED.has(this.thProto)) {
         // With the transport protocol known, nft reads (and lists) `th` ports as that header's.
-        return { kind: 'payload', proto: this.l4.protos[0] as string, field: f.text, type };
+        return { kind: 'payload', proto: this.thProto, field: f.text, type };
       }
       if (TRANSPORT.has(t.text)) {
         // One rule reads one transport header: nft refuses a second, different one.
@@ -1685,6 +1691,7 @@ class Parser {
         const other = this.l4 === undefined ? undefined : this.l4.protos.length > 1 ? this.l4.protos.find((p) => p !== t.text) : this.l4.protos[0] !== t.text ? this.l4.protos[0] : undefined;
         if (other !== undefined) this.deferred ??= new LocatedError(`conflicting protocols specified: ${other} vs. ${t.text}`, this.span(t, f));
         this.l4 = { protos: [t.text], span: this.span(t, f), header: true };
+        this.thProto = t.text;
       }
       return { kind: 'payload', proto: t.text, field: f.text, type };
     }
