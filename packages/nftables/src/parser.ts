@@ -391,8 +391,14 @@ class Parser {
         return this.deleteCmd('destroy', t);
       case 'flush':
         return this.flushCmd(t);
-      case 'include':
-        throw new LocatedError('include is not supported by netsim: pass the files in order instead', tokSpan(t), undefined, 'unsupported');
+      case 'include': {
+        // nft underlines the whole statement; it looks relative names up in its include
+        // directories, which netsim does not have.
+        const f = this.peek();
+        if (f.kind === 'string') this.next();
+        const span = f.kind === 'string' ? this.cmdSpan(t) : tokSpan(t);
+        throw new LocatedError(`include is not supported by netsim: pass the files in order instead${f.kind === 'string' ? ` (${f.text})` : ''}`, span, undefined, 'unsupported');
+      }
       case 'list':
       case 'reset':
       case 'monitor':
