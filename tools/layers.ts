@@ -14,7 +14,7 @@ export const ALLOWED_IMPORTS: { readonly [pkg: string]: readonly string[] } = {
   check: ['sim', 'netfilter', 'kernel', 'kube'],
   controllers: ['sim', 'netfilter', 'kube'],
   scenario: ['sim', 'check', 'controllers', 'netfilter', 'kernel', 'kube'],
-  conformance: ['netfilter', 'kernel'],
+  conformance: ['netfilter', 'nftables', 'kernel'],
   report: ['sim'],
   cli: ['netfilter', 'nftables', 'kernel', 'kube', 'sim', 'check', 'controllers', 'scenario', 'report'],
 };

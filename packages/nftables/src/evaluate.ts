@@ -145,7 +145,12 @@ export function iptablesPriority(table: IptablesTableName, hook: Hook): number {
   }
 }
 
-/** The nft base chains registered at a hook, in priority order (ties: table then chain creation order). */
+/**
+ * The nft base chains registered at a hook, in the order the kernel runs them: by priority, and at
+ * equal priority the one registered last first (`nf_hook_entries_grow` inserts a new hook before
+ * the existing ones of the same priority; checked on Linux 6.18). Registration order is taken as
+ * table, then chain creation order.
+ */
 export function baseChainsAt(rs: Ruleset, hook: Hook): NftBaseChainRef[] {
   let byHook = baseChainCache.get(rs);
   if (byHook === undefined) {
@@ -170,16 +175,21 @@ function collectBaseChains(rs: Ruleset, hook: Hook): NftBaseChainRef[] {
       if (chain.base?.hook === hook) out.push({ family: table.family, table, chain, type: chain.base.type, priority: chain.base.priority });
     }
   }
-  return out.sort((a, b) => a.priority - b.priority);
+  return out
+    .map((ref, i) => ({ ref, i }))
+    .sort((a, b) => a.ref.priority - b.ref.priority || b.i - a.i)
+    .map((x) => x.ref);
 }
 
 /**
  * The steps of one hook: nft base chains and the given iptables tables merged by priority. At equal
- * priority the iptables table runs first (it registers at module load, before any nft chain).
+ * priority an nft chain runs before the iptables table: it registered later (the iptables tables
+ * of a node exist before the nft rulesets agents load), and the kernel runs the later one first.
  */
 export function hookSchedule(rs: Ruleset, hook: Hook, iptables: readonly IptablesTableName[] = []): HookStep[] {
-  const steps: HookStep[] = iptables.map((table) => ({ kind: 'iptables', priority: iptablesPriority(table, hook), table }));
+  const steps: HookStep[] = [];
   for (const chain of baseChainsAt(rs, hook)) steps.push({ kind: 'nft', priority: chain.priority, chain });
+  for (const table of iptables) steps.push({ kind: 'iptables', priority: iptablesPriority(table, hook), table });
   return steps.map((s, i) => ({ s, i })).sort((a, b) => a.s.priority - b.s.priority || a.i - b.i).map((x) => x.s);
 }
 
@@ -237,7 +247,10 @@ function readExpr(e: Expr, p: NftPacket, ctx: NftEvalContext, st: NftEvalState, 
           return undefined;
       }
     case 'ct':
-      return e.key === 'state' ? CT_BITS[ctx.conntrack.state] : e.key === 'status' ? ctx.conntrack.status : ctx.conntrack.mark;
+      if (e.key === 'state') return CT_BITS[ctx.conntrack.state];
+      // Without a connection (before conntrack, untracked, invalid) every other ct key fails the rule (NFT_BREAK).
+      if (ctx.conntrack.state === 'invalid' || ctx.conntrack.state === 'untracked') return undefined;
+      return e.key === 'status' ? ctx.conntrack.status : ctx.conntrack.mark;
     case 'fib':
       return ctx.fibAddrType(e.flags.includes('saddr') ? p.saddr : p.daddr);
     case 'numgen': {
@@ -352,8 +365,8 @@ function matchRhs(s: Extract<Stmt, { kind: 'match' }>, p: NftPacket, ctx: NftEva
     case 'value': {
       const want = valueScalar(r.value);
       if (typeof x === 'number' && typeof want === 'number') {
+        // A bare flag is a bit test; `!=` and `==` compare the whole value (`tcp flags != syn` matches SYN,ACK).
         if (isFlagType(r.value.type) && s.op === 'implicit') return (x & want) !== 0;
-        if (isFlagType(r.value.type) && neg) return (x & want) === 0;
         switch (s.op) {
           case '<':
             return x < want;
