@@ -11,6 +11,7 @@ import { replayCommand } from './commands/replay.ts';
 import { traceCommand } from './commands/trace.ts';
 import { registerNftCommand } from './commands/nft.ts';
 import { reportCommand } from './commands/report.ts';
+import { listCommand } from './commands/list.ts';
 import { EXIT, UsageError, messageOf } from './errors.ts';
 
 function version(): string {
@@ -23,6 +24,7 @@ export function program(): Command {
   p.name('netsim').description('Deterministic network simulator for Kubernetes node-networking controllers').version(version());
   p.addCommand(traceCommand());
   registerRulesetCommand(p);
+  p.addCommand(listCommand());
   registerNftCommand(p);
   // scenario: replay and fuzz
   p.addCommand(replayCommand());

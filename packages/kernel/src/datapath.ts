@@ -105,6 +105,8 @@ export interface RunCtx {
   readonly lean: boolean;
   /** What rule walks do at a rule they cannot evaluate (default `stop`). */
   readonly unknown?: UnknownPolicy;
+  /** Per-module overrides of `unknown` (see `EvalOptions.unknownModules`). */
+  readonly unknownModules?: Readonly<Record<string, UnknownPolicy>>;
 }
 
 /** Why a locally generated packet could not even be routed (what the sending call returns). */
@@ -183,7 +185,10 @@ const ACCEPT_RESULT: EvalResult = { verdict: { kind: 'ACCEPT' }, mark: 0, ctmark
 /** Walks one table at one hook, applies marks, records the walk. */
 function runTable(host: Host, table: TableName, hook: Hook, pkt: Pkt, inIf: string | null, outIf: string | null, view: ConntrackView, sk: SkbCt, rc: RunCtx): TableOutcome {
   if (tableIsEmpty(host, table, hook)) return { res: { ...ACCEPT_RESULT, mark: pkt.mark, ctmark: sk.entry?.mark ?? 0 }, last: null };
-  const res = evaluateTable(host.compiled, table, hook, nfPacket(pkt, inIf, outIf), evalCtx(host, view, rc), rc.unknown !== undefined ? { unknown: rc.unknown } : {});
+  const res = evaluateTable(host.compiled, table, hook, nfPacket(pkt, inIf, outIf), evalCtx(host, view, rc), {
+    ...(rc.unknown !== undefined ? { unknown: rc.unknown } : {}),
+    ...(rc.unknownModules !== undefined ? { unknownModules: rc.unknownModules } : {}),
+  });
   pkt.mark = res.mark;
   if (sk.entry !== null) sk.entry.mark = res.ctmark;
   if (rc.lean) return { res, last: res.verdict.kind === 'ACCEPT' ? null : lastMatched(host, res) };

@@ -25,6 +25,11 @@ export interface HostTraceOptions {
   readonly random31?: (threshold31?: number) => number;
   /** What the rule walks do at a rule they cannot evaluate (default `stop`: the packet's fate is unknown). */
   readonly unknown?: UnknownPolicy;
+  /**
+   * Per-module overrides of `unknown`, keyed by the module the undecidable match belongs to:
+   * `{ rpfilter: 'assume-match', socket: 'assume-nomatch' }` (see `EvalOptions.unknownModules`).
+   */
+  readonly unknownModules?: Readonly<Record<string, UnknownPolicy>>;
 }
 
 /** Where the traced packet left the host, as it looked on the wire. */
@@ -102,6 +107,7 @@ export function traceHostPacket(host: Host, packet: HostPacket, opts: HostTraceO
     depth: 0,
     lean: false,
     ...(opts.unknown !== undefined ? { unknown: opts.unknown } : {}),
+    ...(opts.unknownModules !== undefined ? { unknownModules: opts.unknownModules } : {}),
   };
   const pkt: Pkt = {
     id: 1,

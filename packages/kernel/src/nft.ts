@@ -109,7 +109,14 @@ function stmtNeedsCt(s: Stmt): boolean {
       return true;
     case 'set-update':
       return exprNeedsCt(s.key);
+    case 'ct-count':
+      return true;
+    case 'field-set':
+      return exprNeedsCt(s.target) || (s.source.kind !== 'text' && sourceNeedsCt(s.source));
     case 'notrack':
+    case 'quota':
+    case 'synproxy':
+    case 'objref':
     case 'counter':
     case 'limit':
     case 'log':

@@ -69,6 +69,12 @@ export interface CommandEnv {
    * when the table commits. Returning true accepts the jump (the caller reports it later).
    */
   acceptMissingChain?(name: string): boolean;
+  /**
+   * iptables-restore announces every chain it reads a `:NAME` line for as "not a target"
+   * (libxtables' notargets list): a later `-j NAME` then jumps to the chain even where a target
+   * extension has that name (`CLASSIFY`, `LOG`, …). `iptables` argv announces nothing.
+   */
+  notTarget?(name: string): boolean;
 }
 
 interface CoreOption {
@@ -206,16 +212,6 @@ interface LoadedExt<T> {
 }
 
 /** An extension netsim does not model: its words are kept in order, verbatim. */
-/**
- * The low 16 bits of a hexadecimal number as four hex digits; strtoul's saturation (more than 16
- * significant digits) gives ffff.
- */
-function hex16(digits: string): string {
-  const significant = digits.replace(/^0+/, '');
-  if (significant.length > 16) return 'ffff';
-  return significant.slice(-4).toLowerCase().padStart(4, '0');
-}
-
 interface UnknownExt {
   readonly kind: 'match' | 'target';
   readonly name: string;
@@ -519,22 +515,6 @@ class CommandParser implements ParseEnv {
     return this.proto === undefined ? '' : (PROTO_MODULES.get(this.proto) ?? this.protoText ?? '');
   }
 
-  /**
-   * CLASSIFY's `--set-class MAJOR:MINOR` as iptables-save prints it back (`%04x:%04x`, each
-   * half read as `sscanf("%x:%x")` reads it and cut to 16 bits): `1:2` is `0001:0002`.
-   */
-  private classifyArgs(args: readonly string[]): string[] {
-    const out = [...args];
-    for (let k = 0; k + 1 < out.length; k++) {
-      if (out[k] !== '--set-class') continue;
-      const v = out[k + 1] as string;
-      const m = /^\s*\+?(?:0[xX])?([0-9a-fA-F]+):\s*\+?(?:0[xX])?([0-9a-fA-F]+)/.exec(v);
-      if (m === null) throw paramProblem(`Bad class value "${v}"`, this.args.indexOf(v, this.targetArgIndex));
-      out[k + 1] = `${hex16(m[1] as string)}:${hex16(m[2] as string)}`;
-    }
-    return out;
-  }
-
   private unknownOption(word: string, at: number): void {
     const ext = this.lastUnknown as UnknownExt;
     if (this.invert) {
@@ -807,12 +787,13 @@ class CommandParser implements ParseEnv {
         this.fixedTarget = name === 'ACCEPT' ? ACCEPT : name === 'DROP' ? DROP : RETURN;
         return;
       }
-      const mod = targetModule(name);
+      const announced = this.env.notTarget?.(name) === true;
+      const mod = announced ? undefined : targetModule(name);
       if (mod !== undefined) {
         this.target = { instance: mod.create(), completed: false, at };
         return;
       }
-      if (IPTABLES_TARGET_NAMES.has(name)) {
+      if (!announced && IPTABLES_TARGET_NAMES.has(name)) {
         const ext: UnknownExt = { kind: 'target', name, args: [] };
         this.target = ext;
         this.lastUnknown = ext;
@@ -855,9 +836,7 @@ class CommandParser implements ParseEnv {
     if (t !== undefined) {
       if ('instance' in t) target = finishAt(t, this);
       else {
-        target = { kind: 'unknown', name: t.name, args: t.name === 'CLASSIFY' ? this.classifyArgs(t.args) : t.args };
-        // xt_TCPMSS is registered for tcp only: the kernel refuses it on any other or a negated -p.
-        if (t.name === 'TCPMSS' && (this.proto !== 6 || this.protoInvert)) this.rejectRule('Invalid argument');
+        target = { kind: 'unknown', name: t.name, args: t.args };
       }
     }
     if (this.env.ipsetExists !== undefined) {

@@ -11,6 +11,7 @@
  */
 import { kernelRefused, refused } from './failure.ts';
 import { targetModule } from './targets.ts';
+import { XT_MATCHES, XT_TARGETS } from './xt/index.ts';
 import { BUILTIN_CHAINS, type Chain, type Counters, type Hook, type Policy, type Rule, type Table, type TableName, type Target } from './types.ts';
 
 export interface DraftChain {
@@ -64,16 +65,12 @@ export const HOOK_BIT: Readonly<Record<string, number>> = { PREROUTING: 1, INPUT
 export const ALL_HOOKS = 31;
 
 /**
- * Hooks of targets netsim keeps verbatim that the kernel limits: CLASSIFY, and TCPMSS's path-MTU
- * clamping (xt_CLASSIFY's and xt_TCPMSS's checks; checked against 1.8.9, through user chains too).
- */
-const LATE_HOOKS: readonly Hook[] = ['FORWARD', 'OUTPUT', 'POSTROUTING'];
-const RPFILTER_HOOKS: readonly Hook[] = ['PREROUTING'];
+ * Hooks of targets netsim keeps as words that the kernel limits, from their definitions (CLASSIFY,
+ * TCPMSS's path-MTU clamping, TPROXY; checked against 1.8.9, through user chains too).
+ */const RPFILTER_HOOKS: readonly Hook[] = ['PREROUTING'];
 
 function unknownTargetHooks(t: Extract<Target, { kind: 'unknown' }>): readonly Hook[] | undefined {
-  if (t.name === 'CLASSIFY') return LATE_HOOKS;
-  if (t.name === 'TCPMSS' && t.args.includes('--clamp-mss-to-pmtu')) return LATE_HOOKS;
-  return undefined;
+  return XT_TARGETS.get(t.name)?.def.hooks?.(t.args);
 }
 
 /** Hooks a rule may run from, when its target or a match limits them. */
@@ -89,9 +86,10 @@ export function ruleHooks(rule: Rule): readonly Hook[] | undefined {
   const matches = rule.matches;
   for (let k = 0; k < matches.length; k++) {
     const m = matches[k] as Rule['matches'][number];
-    if (m.kind === 'unknown' && m.module === 'rpfilter') {
-      // xt_rpfilter is registered for PREROUTING only.
-      hooks = hooks === undefined ? RPFILTER_HOOKS : hooks.filter((h) => h === 'PREROUTING');
+    if (m.kind === 'unknown') {
+      // xt_rpfilter is registered for PREROUTING only; other modules say in their definition.
+      const limit = m.module === 'rpfilter' ? RPFILTER_HOOKS : XT_MATCHES.get(m.module)?.def.hooks?.(m.args);
+      if (limit !== undefined) hooks = hooks === undefined ? limit : hooks.filter((h) => limit.includes(h));
       continue;
     }
     if (m.kind !== 'addrtype') continue;
@@ -122,9 +120,10 @@ export function refusedInTable(rule: Rule, table: TableName): boolean {
   if (table !== 'raw' && table !== 'mangle') {
     for (const m of rule.matches) if (m.kind === 'unknown' && m.module === 'rpfilter') return true;
   }
-  const kind = rule.target?.kind;
+  const target = rule.target;
+  const kind = target?.kind;
   if (kind === undefined || kind === 'jump' || kind === 'goto' || kind === 'ACCEPT' || kind === 'DROP' || kind === 'RETURN') return false;
-  const tables = targetModule(kind)?.tables;
+  const tables = target?.kind === 'unknown' ? XT_TARGETS.get(target.name)?.def.tables : targetModule(kind)?.tables;
   return tables !== undefined && !tables.includes(table);
 }
 

@@ -112,6 +112,8 @@ function newWalk(packet: Packet, ctx: EvalContext, view: ConntrackView): Walk {
     why: '',
     unknownWhy: '',
     unknownAt: -1,
+    undecided: [],
+    undecidedCount: 0,
   };
   setConntrack(w, view);
   return w;
@@ -150,14 +152,18 @@ function testRule(r: CompiledRule, w: Walk): number {
   // proves `nomatch`; modules with side effects after it are deferred, since the kernel would run
   // them only if the undecidable one matched (see resolveDeferred).
   let first = -1;
+  w.undecidedCount = 0;
   for (let i = 0; i < n; i++) {
     const m = mods[i] as ModTest;
     if (first >= 0 && m.sideEffect) continue;
     const res = m.test(w);
     if (res === NOMATCH) return NOMATCH;
-    if (res === UNDECIDED && first < 0) {
-      first = i;
-      w.unknownWhy = w.why;
+    if (res === UNDECIDED) {
+      w.undecided[w.undecidedCount++] = w.why;
+      if (first < 0) {
+        first = i;
+        w.unknownWhy = w.why;
+      }
     }
   }
   if (first < 0) return MATCH;
@@ -191,7 +197,46 @@ function nestingWhat(r: CompiledRule): string {
 /**
  * Walks `ct`'s built-in chain for `hook`. Returns the verdict; NAT, marks and flags are left in `w`.
  */
-function walkTable(ct: CompiledTable, hook: Hook, w: Walk, trace: EvalTraceEntry[] | null, policy: UnknownPolicy): Verdict {
+/**
+ * The module an undecidable match's description names: its first word (`set "X" (no such
+ * ipset)` is `set`, `tcp --tcp-option` is `tcp`, `rpfilter` is `rpfilter`).
+ */
+export function unknownModuleOf(what: string): string {
+  const sp = what.indexOf(' ');
+  return sp < 0 ? what : what.slice(0, sp);
+}
+
+type ModulePolicies = Readonly<Record<string, UnknownPolicy>> | null;
+
+function modulePolicies(opts: EvalOptions): ModulePolicies {
+  const m = opts.unknownModules;
+  return m === undefined || Object.keys(m).length === 0 ? null : m;
+}
+
+function policyFor(policy: UnknownPolicy, byModule: ModulePolicies, what: string): UnknownPolicy {
+  if (byModule === null) return policy;
+  const module = unknownModuleOf(what);
+  return Object.hasOwn(byModule, module) ? (byModule[module] as UnknownPolicy) : policy;
+}
+
+/**
+ * The policy for a rule whose modules in `w.undecided` could not be decided, each by its module's
+ * policy: one assumed not to match makes the rule not match; otherwise one to stop at stops;
+ * otherwise every one is assumed to match.
+ */
+function rulePolicy(policy: UnknownPolicy, byModule: ModulePolicies, what: string, w: Walk): UnknownPolicy {
+  if (byModule === null) return policy;
+  if (w.undecidedCount <= 1) return policyFor(policy, byModule, what);
+  let stop = false;
+  for (let i = 0; i < w.undecidedCount; i++) {
+    const one = policyFor(policy, byModule, w.undecided[i] as string);
+    if (one === 'assume-nomatch') return 'assume-nomatch';
+    if (one === 'stop') stop = true;
+  }
+  return stop ? 'stop' : 'assume-match';
+}
+
+function walkTable(ct: CompiledTable, hook: Hook, w: Walk, trace: EvalTraceEntry[] | null, defaultPolicy: UnknownPolicy, byModule: ModulePolicies): Verdict {
   const base = ct.builtin[hook];
   // A table without this built-in chain, or one that does not exist yet (nf_tables creates a table
   // on first use), is not registered at the hook: nothing runs, nothing is traced.
@@ -228,6 +273,7 @@ function walkTable(ct: CompiledTable, hook: Hook, w: Walk, trace: EvalTraceEntry
       }
       if (res === UNDECIDED) {
         const what = w.unknownWhy;
+        const policy = rulePolicy(defaultPolicy, byModule, what, w);
         if (policy === 'stop') {
           if (trace !== null) trace.push({ kind: 'rule', table: chain.table, chain: chain.name, index: r.index, outcome: 'unknown', unknown: what });
           return unknownVerdict(r, chain, what);
@@ -370,7 +416,7 @@ export function evaluateTable(
   const compiled = compiledOf(rs);
   const w = newWalk(packet, ctx, ctx.conntrack);
   const trace = opts.trace === false ? null : [];
-  const verdict = walkTable(compiled.tables[table], hook, w, trace, opts.unknown ?? 'stop');
+  const verdict = walkTable(compiled.tables[table], hook, w, trace, opts.unknown ?? 'stop', modulePolicies(opts));
   return result(verdict, w, trace);
 }
 
@@ -409,6 +455,7 @@ export function evaluateHook(
   const compiled = compiledOf(rs);
   const tables = HOOK_TABLES[hook];
   const policy = opts.unknown ?? 'stop';
+  const byModule = modulePolicies(opts);
   const trace = opts.trace === false ? null : [];
   const rawView = opts.rawConntrack ?? NO_CONNTRACK;
   const w = newWalk(packet, ctx, tables[0] === 'raw' ? rawView : ctx.conntrack);
@@ -429,7 +476,7 @@ export function evaluateHook(
       }
     }
     if (t === 'nat' && (opts.skipNat === true || !w.hasCt)) continue;
-    verdict = walkTable(compiled.tables[t], hook, w, trace, policy);
+    verdict = walkTable(compiled.tables[t], hook, w, trace, policy, byModule);
     if (verdict.kind !== 'ACCEPT') break;
     if (t === 'nat' && w.nat !== null && i + 1 < tables.length) {
       const before = w.packet;

@@ -21,8 +21,10 @@ export class Failure extends Error {
   readonly bare: boolean;
   /** `other` messages the real tool prints with the version prefix (and no trailing period). */
   readonly prefixed: boolean;
+  /** A warning line the real tool prints before the message (`Warning: cannot open …`). */
+  readonly warning: string;
 
-  constructor(kind: FailureKind, message: string, opts: { argIndex?: number; bare?: boolean; prefixed?: boolean } = {}) {
+  constructor(kind: FailureKind, message: string, opts: { argIndex?: number; bare?: boolean; prefixed?: boolean; warning?: string } = {}) {
     // No stack trace: a Failure is an expected outcome (a `-C` that finds no rule, a line the
     // real tool rejects), always caught and turned into the tool's exit status and stderr or a
     // NetfilterError (which has its own stack). Capturing one costs more than the rest of a
@@ -38,6 +40,7 @@ export class Failure extends Error {
     this.argIndex = opts.argIndex;
     this.bare = opts.bare ?? false;
     this.prefixed = opts.prefixed ?? false;
+    this.warning = opts.warning ?? '';
   }
 
   get exitCode(): number {
@@ -86,7 +89,7 @@ export function iptablesStderr(f: Failure, version: IptablesVersion): string {
   const prefix = `iptables v${version} (nf_tables): `;
   switch (f.kind) {
     case 'param':
-      return `${f.bare ? '' : prefix}${f.message}\n${HINT}\n`;
+      return `${f.warning}${f.bare ? '' : prefix}${f.message}\n${HINT}\n`;
     case 'other':
       return f.prefixed ? `${prefix}${f.message}\n` : `iptables: ${f.message}.\n`;
     case 'kernel':
@@ -101,7 +104,7 @@ export function restoreStderr(f: Failure, line: number, version: IptablesVersion
   const prefix = `iptables-restore v${version} (nf_tables): `;
   switch (f.kind) {
     case 'param':
-      return `${f.bare ? '' : prefix}${f.message}\nError occurred at line: ${line}\n${RESTORE_HINT}\n`;
+      return `${f.warning}${f.bare ? '' : prefix}${f.message}\nError occurred at line: ${line}\n${RESTORE_HINT}\n`;
     case 'other':
       return f.prefixed ? `${prefix}${f.message}\n` : `iptables-restore: line ${line} failed: ${f.message}.\n`;
     case 'kernel':

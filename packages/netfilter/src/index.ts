@@ -54,7 +54,7 @@ export type {
 export { makePacket, type PacketInit } from './packet.ts';
 export { formatNatRange } from './targets.ts';
 export { compile, type CompileOptions, type CompiledRuleset } from './compile.ts';
-export { evaluateHook, evaluateTable, HOOK_TABLES, MAX_CHAIN_LEVEL, rewriteToRangeStart } from './evaluate.ts';
+export { evaluateHook, evaluateTable, HOOK_TABLES, MAX_CHAIN_LEVEL, rewriteToRangeStart, unknownModuleOf } from './evaluate.ts';
 export { createEvalState, probabilityThreshold31, seededRandom31, splitmix32, STATISTIC_SCALE } from './statistic.ts';
 export { ipsetLookup, type IpSetLookup } from './ipset.ts';
 export { createRecentLists, formatRecentProc, jiffiesAt, RECENT_HZ, recentListNames, writeRecentProc, type RecentLists } from './recent.ts';

@@ -6,27 +6,54 @@
  * here, so a parsed {@link Match} is already in the form `iptables-save` prints.
  */
 import { paramProblem } from './failure.ts';
-import { OptionTable, OptionTracker, badInteger, excludes, type ExtensionInstance, type OptionUse, type ParseEnv } from './extension.ts';
+import { OptionTable, OptionTracker, excludes, type ExtensionInstance, type OptionUse, type ParseEnv } from './extension.ts';
 import { formatIpv4, tryParseIpv4 } from './ip.ts';
-import { ICMP_NAMES, parseUintBase0 } from './names.ts';
+import { ICMP_NAMES, lookupProtocol, parseUintBase0 } from './names.ts';
 import { formatPortRange, listPort, parsePort, parsePortRange, parsePortRangeX6 } from './ports.ts';
 import { LIMIT_MODULE } from './limit.ts';
 import { listRecentText, RECENT_MODULE, saveRecentWords } from './recent.ts';
 import { listRpfilterText, RPFILTER_MODULE } from './rpfilter.ts';
-import { quoteSaveString } from './tokenize.ts';
-import type { AddrType, AddrTypeSel, CtState, Match, PortMatch, PortRange, TcpFlagsMatch } from './types.ts';
+import { quoteAlways, quoteSaveString } from './tokenize.ts';
+import { XT_MATCHES } from './xt/index.ts';
+import { xtSaveWords } from './xt/define.ts';
+import type { AddrType, AddrTypeSel, CtState, Match, MatchKind, PortMatch, PortRange, Rule, TcpFlagsMatch } from './types.ts';
+import type { ModTest } from './matchers.ts';
+import { IPRANGE_MODULE } from './iprange.ts';
+import { hex, MARK_MODULE, parseMarkMask } from './mark.ts';
 
+export { hex, parseMarkMask };
+
+/**
+ * One match extension (`-m name`). A module that owns its typed form (`kind`) also owns how it is
+ * printed and evaluated: `saveMatchWords`, `listMatchText` and the compiler dispatch to these
+ * first (see mark.ts, iprange.ts); others are still handled by the shared switches below.
+ */
 export interface MatchModule {
   readonly name: string;
   readonly options: OptionTable;
   /** A fresh instance collecting one `-m name` occurrence. `finish` returns null to drop it. */
   create(): ExtensionInstance<Match | null>;
+  /** The `Match` kind this module parses into, when it owns its printing and evaluation. */
+  readonly kind?: MatchKind;
+  /** The words `iptables-save` prints, from `-m name` on. */
+  readonly save?: (m: Match, out: string[]) => void;
+  /** The `iptables -L` text (`proto` is the rule's `-p`). */
+  readonly list?: (m: Match, numeric: boolean, proto: number) => string;
+  /** The evaluation closure, or null for a module that always matches. */
+  readonly compile?: (m: Match, rule: Rule) => ModTest | null;
 }
 
 const modules = new Map<string, MatchModule>(); // tidy-allow: the extension registry, filled by register() while this module loads
+const byKind = new Map<string, MatchModule>(); // tidy-allow: the same registry by the Match kind a module owns
 
 function register(m: MatchModule): void {
   modules.set(m.name, m);
+  if (m.kind !== undefined) byKind.set(m.kind, m);
+}
+
+/** The module that owns matches of `kind`, when one does. */
+export function matchModuleOfKind(kind: MatchKind): MatchModule | undefined {
+  return byKind.get(kind);
 }
 
 /** Every modelled match module (for the tokenizer's table of common words). */
@@ -365,48 +392,7 @@ class CommentInstance extends OptionTracker implements ExtensionInstance<Match |
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// mark
-
-const MARK_OPTIONS = new OptionTable([{ name: 'mark', args: 1, invert: true }]);
-
-/** `value[/mask]` as uint32s, the mask defaulting to all ones; `undefined` when malformed. */
-export function parseMarkMask(text: string): { value: number; mask: number } | undefined {
-  const slash = text.indexOf('/');
-  const value = parseUintBase0(slash < 0 ? text : text.slice(0, slash));
-  if (value === undefined || value > 0xffffffff) return undefined;
-  if (slash < 0) return { value, mask: 0xffffffff };
-  const mask = parseUintBase0(text.slice(slash + 1));
-  if (mask === undefined || mask > 0xffffffff) return undefined;
-  return { value, mask };
-}
-
-export function hex(n: number): string {
-  return `0x${(n >>> 0).toString(16)}`;
-}
-
-register({
-  name: 'mark',
-  options: MARK_OPTIONS,
-  create() {
-    const t: OptionTracker = new OptionTracker('mark', MARK_OPTIONS);
-    let m: Extract<Match, { kind: 'mark' }> | undefined;
-    return {
-      name: 'mark',
-      spec: MARK_OPTIONS,
-      option(use) {
-        t.use(use, MARK_OPTIONS.specs[0]!);
-        const vm = parseMarkMask(use.values[0] ?? '');
-        if (vm === undefined) badInteger('mark', 'mark', use.argIndex + 1);
-        m = { kind: 'mark', value: vm.value, mask: vm.mask, negate: use.invert };
-      },
-      finish() {
-        if (m === undefined) t.missing('mark');
-        return m;
-      },
-    };
-  },
-});
+register(MARK_MODULE);
 
 // ---------------------------------------------------------------------------------------------
 // conntrack and state
@@ -440,6 +426,52 @@ const CONNTRACK_EXTRA_ORDER = [
   'ctdir',
 ] as const;
 
+/** --ctstatus names in bit order (NONE alone is 0), as the tool prints them. */
+const CT_STATUS_BITS: readonly string[] = ['EXPECTED', 'SEEN_REPLY', 'ASSURED', 'CONFIRMED'];
+
+/** The canonical value of a conntrack option other than --ctstate (libxt_conntrack's save). */
+function conntrackValue(name: string, v: string, at: number): string {
+  switch (name) {
+    case 'ctproto': {
+      const n = lookupProtocol(v.toLowerCase());
+      if (n === undefined) throw paramProblem(`unknown protocol "${v}" specified`, at);
+      return String(n);
+    }
+    case 'ctstatus': {
+      const set = new Set<string>();
+      for (const part of v.split(',')) {
+        const up = part.toUpperCase();
+        if (up !== 'NONE' && !CT_STATUS_BITS.includes(up)) throw paramProblem(`Bad ctstatus "${part}"`, at);
+        set.add(up);
+      }
+      const bits = CT_STATUS_BITS.filter((b) => set.has(b));
+      return bits.length === 0 ? 'NONE' : bits.join(',');
+    }
+    case 'ctorigsrc':
+    case 'ctorigdst':
+    case 'ctreplsrc':
+    case 'ctrepldst': {
+      // The address is printed as given (host bits kept), a dotted mask as its prefix length.
+      const slash = v.indexOf('/');
+      const addr = tryParseIpv4(slash < 0 ? v : v.slice(0, slash));
+      if (addr === undefined) return v;
+      if (slash < 0) return formatIpv4(addr);
+      const m = v.slice(slash + 1);
+      const prefix = /^[0-9]{1,2}$/.test(m) ? Number(m) : dottedPrefix(m);
+      if (prefix === undefined || prefix > 32) return v;
+      return prefix === 32 ? formatIpv4(addr) : `${formatIpv4(addr)}/${prefix}`;
+    }
+  }
+  return v;
+}
+
+function dottedPrefix(text: string): number | undefined {
+  const a = tryParseIpv4(text);
+  if (a === undefined) return undefined;
+  for (let p = 0; p <= 32; p++) if ((p === 0 ? 0 : (0xffffffff << (32 - p)) >>> 0) === a) return p;
+  return undefined;
+}
+
 const CONNTRACK_OPTIONS = new OptionTable([
   { name: 'ctstate', args: 1, invert: true },
   ...CONNTRACK_EXTRA_ORDER.map((name) => ({ name, args: 1 as const, invert: name !== 'ctdir' })),
@@ -461,7 +493,7 @@ register({
         if (use.name === 'ctstate') {
           ctstate = { states: parseStates(v, CT_STATE_ORDER, 'ctstate', use.argIndex + 1), negate: use.invert };
         } else {
-          extras.set(use.name, { negate: use.invert, value: v });
+          extras.set(use.name, { negate: use.invert, value: conntrackValue(use.name, v, use.argIndex + 1) });
         }
       },
       finish() {
@@ -756,53 +788,11 @@ register({
   },
 });
 
-// ---------------------------------------------------------------------------------------------
-// iprange
-
-const IPRANGE_OPTIONS = new OptionTable([
-  { name: 'src-range', args: 1, invert: true },
-  { name: 'dst-range', args: 1, invert: true },
-]);
-
-register({
-  name: 'iprange',
-  options: IPRANGE_OPTIONS,
-  create() {
-    const t: OptionTracker = new OptionTracker('iprange', IPRANGE_OPTIONS);
-    let srcRange: Extract<Match, { kind: 'iprange' }>['srcRange'];
-    let dstRange: Extract<Match, { kind: 'iprange' }>['dstRange'];
-    return {
-      name: 'iprange',
-      spec: IPRANGE_OPTIONS,
-      option(use) {
-        t.use(use, IPRANGE_OPTIONS.exact(use.name)!);
-        const v = use.values[0] ?? '';
-        const dash = v.indexOf('-');
-        const fromText = dash < 0 ? v : v.slice(0, dash);
-        const toText = dash < 0 ? v : v.slice(dash + 1);
-        const from = tryParseIpv4(fromText);
-        const to = tryParseIpv4(toText);
-        const bad = from === undefined ? fromText : to === undefined ? toText : undefined;
-        if (from === undefined || to === undefined) {
-          throw paramProblem(`iprange: Bad value for "--${use.name}" option: "${bad ?? ''}"`, use.argIndex + 1);
-        }
-        const r = { from, to, negate: use.invert };
-        if (use.name === 'src-range') srcRange = r;
-        else dstRange = r;
-      },
-      finish() {
-        if (srcRange === undefined && dstRange === undefined) {
-          throw paramProblem("iprange match: You must specify `--src-range' or `--dst-range'");
-        }
-        return { kind: 'iprange', ...(srcRange && { srcRange }), ...(dstRange && { dstRange }) };
-      },
-    };
-  },
-});
-
+register(IPRANGE_MODULE);
 register(RECENT_MODULE);
 register(LIMIT_MODULE);
 register(RPFILTER_MODULE);
+for (const m of XT_MATCHES.values()) register(m);
 
 // ---------------------------------------------------------------------------------------------
 // Printing
@@ -816,6 +806,11 @@ function pushNeg(out: string[], negate: boolean): void {
  * quoted, so the words are joined with single spaces.
  */
 export function saveMatchWords(m: Match, out: string[]): void {
+  const own = byKind.get(m.kind)?.save;
+  if (own !== undefined) {
+    own(m, out);
+    return;
+  }
   switch (m.kind) {
     case 'tcp':
     case 'udp':
@@ -853,11 +848,6 @@ export function saveMatchWords(m: Match, out: string[]): void {
       return;
     case 'comment':
       out.push('-m', 'comment', '--comment', quoteSaveString(m.comment));
-      return;
-    case 'mark':
-      out.push('-m', 'mark');
-      pushNeg(out, m.negate);
-      out.push('--mark', m.mask === 0xffffffff ? hex(m.value) : `${hex(m.value)}/${hex(m.mask)}`);
       return;
     case 'conntrack':
       out.push('-m', 'conntrack');
@@ -901,24 +891,19 @@ export function saveMatchWords(m: Match, out: string[]): void {
       out.push('--match-set', quoteVerbatim(m.setName), m.flags.join(','));
       if (m.extra) for (const w of m.extra) out.push(quoteVerbatim(w));
       return;
-    case 'iprange':
-      out.push('-m', 'iprange');
-      if (m.srcRange) {
-        pushNeg(out, m.srcRange.negate);
-        out.push('--src-range', `${formatIpv4(m.srcRange.from)}-${formatIpv4(m.srcRange.to)}`);
-      }
-      if (m.dstRange) {
-        pushNeg(out, m.dstRange.negate);
-        out.push('--dst-range', `${formatIpv4(m.dstRange.from)}-${formatIpv4(m.dstRange.to)}`);
-      }
-      return;
     case 'recent':
       saveRecentWords(m, out);
       return;
-    case 'unknown':
+    case 'mark':
+    case 'iprange':
+      throw new Error(`${m.kind} is printed by its module`);
+    case 'unknown': {
       out.push('-m', m.module);
-      for (const w of m.args) out.push(quoteVerbatim(w));
+      const def = XT_MATCHES.get(m.module)?.def;
+      if (def !== undefined) xtSaveWords(def, m.args, out, quoteVerbatim, quoteAlways);
+      else for (const w of m.args) out.push(quoteVerbatim(w));
       return;
+    }
   }
 }
 
@@ -951,6 +936,8 @@ function hex02(n: number): string {
  * `-p`, which decides service names.
  */
 export function listMatchText(m: Match, numeric: boolean, proto = 0): string {
+  const own = byKind.get(m.kind)?.list;
+  if (own !== undefined) return own(m, numeric, proto);
   switch (m.kind) {
     case 'tcp':
     case 'udp': {
@@ -989,8 +976,6 @@ export function listMatchText(m: Match, numeric: boolean, proto = 0): string {
     }
     case 'comment':
       return `/* ${m.comment} */`;
-    case 'mark':
-      return `mark match ${m.negate ? '! ' : ''}${m.mask === 0xffffffff ? hex(m.value) : `${hex(m.value)}/${hex(m.mask)}`}`;
     case 'conntrack': {
       const parts: string[] = [];
       if (m.ctstate) parts.push(`${m.ctstate.negate ? '! ' : ''}ctstate ${m.ctstate.states.join(',')}`);
@@ -1024,21 +1009,16 @@ export function listMatchText(m: Match, numeric: boolean, proto = 0): string {
       return `statistic mode nth ${m.negate ? '! ' : ''}every ${m.every ?? 1}${m.packet ? ` packet ${m.packet}` : ''}`;
     case 'set': {
       let s = `${m.negate ? '! ' : ''}match-set ${m.setName} ${m.flags.join(',')}`;
-      if (m.extra) s += ` ${m.extra.join(' ')}`;
+      if (m.extra) s += ` ${m.extra.map((w) => w.replace(/^--/, '')).join(' ')}`;
       return s;
-    }
-    case 'iprange': {
-      const parts: string[] = [];
-      if (m.srcRange) parts.push(`source IP range ${m.srcRange.negate ? '! ' : ''}${formatIpv4(m.srcRange.from)}-${formatIpv4(m.srcRange.to)}`);
-      if (m.dstRange) {
-        parts.push(`destination IP range ${m.dstRange.negate ? '! ' : ''}${formatIpv4(m.dstRange.from)}-${formatIpv4(m.dstRange.to)}`);
-      }
-      return parts.join(' ');
     }
     case 'recent':
       return listRecentText(m);
     case 'unknown':
       return listUnknownMatch(m.module, m.args, numeric, proto);
+    case 'mark':
+    case 'iprange':
+      throw new Error(`${m.kind} is listed by its module`);
   }
 }
 
@@ -1055,6 +1035,8 @@ function optionValue(args: readonly string[], names: readonly string[]): { value
  * pkttype, ttl). Others print their options without dashes: an approximation (docs/fidelity.md).
  */
 function listUnknownMatch(module: string, args: readonly string[], numeric: boolean, proto: number): string {
+  const list = XT_MATCHES.get(module)?.def.list;
+  if (list !== undefined) return list(args, numeric);
   switch (module) {
     case 'rpfilter':
       return listRpfilterText(args);
@@ -1079,6 +1061,15 @@ function listUnknownMatch(module: string, args: readonly string[], numeric: bool
       const rate = optionValue(args, ['--limit'])?.value ?? '3/hour';
       const burst = optionValue(args, ['--limit-burst'])?.value ?? '5';
       return `limit: avg ${rate} burst ${burst}`;
+    }
+    case 'connmark': {
+      // libxt_connmark: " connmark match " then "!" when inverted, then " 0xV[/0xM]".
+      const v = optionValue(args, ['--mark']);
+      if (v === undefined) break;
+      const [value = '', mask] = v.value.split('/');
+      const hex = (t: string): string => `0x${(Number(t) >>> 0).toString(16)}`;
+      const full = mask === undefined || Number(mask) >>> 0 === 0xffffffff;
+      return `connmark match ${v.negate ? '!' : ''} ${hex(value)}${full ? '' : `/${hex(mask)}`}`;
     }
     case 'pkttype': {
       const v = optionValue(args, ['--pkt-type']);

@@ -116,6 +116,13 @@ class Restorer {
   private readonly env: CommandEnv & { table: TableName };
   /** Reads canonical `-A` lines without the general parser (undefined: every line goes through it). */
   private readonly fast: FastRuleReader | undefined;
+  /** Every chain name read on a `:NAME` line so far, in any table (see CommandEnv.notTarget). */
+  private readonly announced = new Set<string>();
+  /**
+   * A chain was declared with the name of a target the fast reader reads itself (DNAT, REJECT):
+   * from then on every rule line goes through the general parser, which knows the chain wins.
+   */
+  private slowTargets = false;
 
   constructor(
     ruleset: Ruleset,
@@ -135,6 +142,7 @@ class Restorer {
         this.missingJump ??= name;
         return true;
       },
+      notTarget: (name: string): boolean => this.announced.has(name),
       ...(ipsets !== undefined && { ipsetExists: (name: string): boolean => ipsets.has(name) }),
     };
     this.env = env;
@@ -185,7 +193,7 @@ class Restorer {
       const table = this.table;
       if (table !== undefined) {
         if (c0 === 45 /* - */ || c0 === 91 /* [ */) {
-          if (fast !== undefined) {
+          if (fast !== undefined && !this.slowTargets) {
             draft ??= this.drafts.get(table);
             const rule = fast.rule(text, start, end, table, draft, this.opts.counters === true);
             if (rule !== undefined && Restorer.append(draft, fast.chain, rule)) continue;
@@ -281,6 +289,7 @@ class Restorer {
   private userChainLine(fast: FastRuleReader, text: string, start: number, end: number, table: TableName): boolean {
     const name = chainLineName(text, start, end);
     if (name === undefined || isBuiltinChain(table, name)) return false;
+    this.announce(name);
     this.drafts.get(table).declareUserChain(name);
     fast.name(name, text, start + 1);
     return true;
@@ -365,8 +374,14 @@ class Restorer {
       }
       return;
     }
+    this.announce(chain.w);
     d.declareUserChain(chain.w);
     this.fast?.name(chain.w);
+  }
+
+  private announce(name: string): void {
+    this.announced.add(name);
+    if (name === 'DNAT' || name === 'REJECT') this.slowTargets = true;
   }
 
   private commandLine(line: string, endsWithNewline: boolean, lineNo: number, version: IptablesVersion): void {
@@ -385,7 +400,9 @@ class Restorer {
       throw e;
     }
     if (this.table === undefined) {
-      const f = bareFailure('failed');
+      // The real tool says only "line N failed"; the message says why.
+      const what = words[0] === 'COMMIT' ? 'COMMIT' : `\`${words[0] ?? line}' line`;
+      const f = bareFailure(`${what} outside a table: no *table line since the last COMMIT`);
       throw new LocatedFailure(f, lineNo, (columns[0] ?? 1) + offset, words[0] ?? line, `iptables-restore: line ${lineNo} failed\n`);
     }
     const table = this.table;
@@ -416,12 +433,20 @@ class Restorer {
   }
 }
 
+/** `\r`, `\t` and other control characters as escapes (`\x1b`). */
+export function escapeControls(s: string): string {
+  // eslint-disable-next-line no-control-regex
+  return s.replace(/[\x00-\x1f\x7f]/g, (c) => (c === '\r' ? '\\r' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`));
+}
+
 function toError(lf: LocatedFailure, opts: RestoreOptions, code: NetfilterErrorCode, what: string): NetfilterError {
   const version = opts.version ?? DEFAULT_IPTABLES_VERSION;
   const stderr = lf.stderr ?? restoreStderr(lf.failure, lf.line, version);
   const where = `${opts.file ?? '<input>'}:${lf.line}:${lf.column}`;
-  const body = lf.failure.message.trim().replace(/\s*\n\s*/g, ' ');
-  const token = lf.token === '' ? '' : ` (at "${lf.token}")`;
+  // The tool's own prefix is already in `what`; control characters (a CR from a CRLF file) are
+  // shown escaped, so that the message prints as one readable line.
+  const body = escapeControls(lf.failure.message.trim().replace(/\s*\n\s*/g, ' ').replace(/^iptables-restore: /, ''));
+  const token = lf.token === '' ? '' : ` (at "${escapeControls(lf.token)}")`;
   return new NetfilterError(code, `${what}: ${where}: ${body}${token}`, {
     location: { ...(opts.file !== undefined && { file: opts.file }), line: lf.line, column: lf.column, token: lf.token },
     exitCode: lf.failure.kind === 'param' ? 2 : lf.failure.exitCode,

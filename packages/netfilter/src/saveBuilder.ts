@@ -21,6 +21,7 @@ import { COMMON_WORDS, parseCommand, type CommandEnv } from './command.ts';
 import { ALL_HOOKS, HOOK_BIT, refusedInTable, ruleHookMask, ZERO } from './draft.ts';
 import { Failure } from './failure.ts';
 import { FastRuleReader, type JumpResolver } from './fastRule.ts';
+import { IPTABLES_TARGET_NAMES } from './targets.ts';
 import { chainLineName, counterPrefix, parseCounterPair } from './restore.ts';
 import { freshRuleset, isBuiltinChain, isTableName } from './ruleset.ts';
 import { splitInto } from './tokenize.ts';
@@ -352,6 +353,8 @@ function chainLine(b: TableBuilder, text: string, start: number, end: number): b
   const name = chainLineName(text, start, end);
   if (name === undefined) return false;
   const i = start + 1 + name.length;
+  // A chain named like a target extension changes what `-j NAME` means: the reference decides.
+  if (IPTABLES_TARGET_NAMES.has(name)) return false;
   if (!isBuiltinChain(b.name, name)) {
     b.declare(name, text, start + 1);
     return true;

@@ -8,7 +8,9 @@ import { OptionTable, OptionTracker, badInteger, excludes, type ExtensionInstanc
 import { formatIpv4, tryParseIpv4 } from './ip.ts';
 import { hex, parseMarkMask, quoteVerbatim, truncateUtf8 } from './matches.ts';
 import { LOG_LEVELS, parseUintBase0 } from './names.ts';
-import { quoteSaveString } from './tokenize.ts';
+import { quoteAlways, quoteSaveString } from './tokenize.ts';
+import { XT_TARGETS } from './xt/index.ts';
+import { xtSaveWords } from './xt/define.ts';
 import type { Hook, NatRange, PortRange, RejectWith, TableName, Target } from './types.ts';
 
 export interface TargetModule {
@@ -409,6 +411,7 @@ const NFLOG_OPTIONS = new OptionTable([
   { name: 'nflog-size', args: 1 },
   { name: 'nflog-threshold', args: 1 },
 ]);
+const NFLOG_PREFIX_MAX = 127;
 const NFLOG_LIMITS: Readonly<Record<string, number>> = {
   'nflog-group': 0xffff,
   'nflog-range': 0xffffffff,
@@ -433,7 +436,8 @@ register({
         const v = use.values[0] ?? '';
         if (use.name === 'nflog-prefix') {
           if (v.length === 0) throw paramProblem('Argument must have a minimum length of 1 characters\n', use.argIndex + 1);
-          prefix = v;
+          // The kernel's field holds 64 bytes; nf_tables keeps up to 127, as the tool prints back.
+          prefix = truncateUtf8(v, NFLOG_PREFIX_MAX);
           return;
         }
         const n = parseUintBase0(v);
@@ -480,6 +484,11 @@ register({
   },
 });
 
+/** Conntrack event names in bit order, the order iptables-save prints them in. */
+const CT_EVENTS: readonly string[] = ['new', 'related', 'destroy', 'reply', 'assured', 'protoinfo', 'helper', 'mark', 'natseqinfo', 'secmark'];
+const EXP_EVENTS: readonly string[] = ['new'];
+const CT_SAVE_ORDER: readonly string[] = ['helper', 'timeout', 'ctevents', 'expevents', 'zone-orig', 'zone-reply', 'zone'];
+
 const CT_OPTIONS = new OptionTable([
   { name: 'notrack', args: 0 },
   { name: 'ctevents', args: 1 },
@@ -497,20 +506,36 @@ register({
   tables: ['raw'],
   create() {
     const t: OptionTracker = new OptionTracker('CT', CT_OPTIONS);
-    const args: string[] = [];
+    const given = new Map<string, string>();
     return {
       name: 'CT',
       spec: CT_OPTIONS,
       option(use: OptionUse) {
         t.use(use, CT_OPTIONS.exact(use.name)!);
-        if (use.name !== 'notrack') args.push(`--${use.name}`, ...use.values);
+        if (use.name === 'notrack') return;
+        let v = use.values[0] ?? '';
+        if (use.name === 'ctevents' || use.name === 'expevents') {
+          const names = use.name === 'ctevents' ? CT_EVENTS : EXP_EVENTS;
+          const set = new Set(v.split(','));
+          for (const e of set) if (!names.includes(e)) throw paramProblem(`Unknown event type "${e}"`, use.argIndex + 1);
+          v = names.filter((e) => set.has(e)).join(',');
+        }
+        given.set(use.name, v);
       },
       finish() {
+        // libxt_CT prints in this order whatever the order given.
+        const args: string[] = [];
+        for (const name of CT_SAVE_ORDER) {
+          const v = given.get(name);
+          if (v !== undefined) args.push(`--${name}`, v);
+        }
         return { kind: 'CT', notrack: t.has('notrack'), args };
       },
     };
   },
 });
+
+for (const t of XT_TARGETS.values()) register(t);
 
 // ---------------------------------------------------------------------------------------------
 // Printing
@@ -576,9 +601,12 @@ export function saveTargetWords(t: Target, out: string[]): void {
       if (t.notrack) out.push('--notrack');
       for (const w of t.args) out.push(quoteVerbatim(w));
       return;
-    case 'unknown':
-      for (const w of t.args) out.push(quoteVerbatim(w));
+    case 'unknown': {
+      const def = XT_TARGETS.get(t.name)?.def;
+      if (def !== undefined) xtSaveWords(def, t.args, out, quoteVerbatim, quoteAlways);
+      else for (const w of t.args) out.push(quoteVerbatim(w));
       return;
+    }
   }
 }
 
@@ -680,6 +708,8 @@ export function listTargetText(t: Target | undefined, numeric = true): string {
 
 /** `iptables -L` text for common targets netsim keeps verbatim; others print their options. */
 function listUnknownTarget(name: string, args: readonly string[]): string {
+  const list = XT_TARGETS.get(name)?.def.list;
+  if (list !== undefined) return list(args, true);
   const value = (opt: string): string | undefined => {
     const k = args.indexOf(opt);
     return k < 0 ? undefined : args[k + 1];

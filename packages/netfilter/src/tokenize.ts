@@ -181,6 +181,17 @@ SAFE[45] = 1; // -
  * quoteSaveString('flanneld masq') // '"flanneld masq"'
  * quoteSaveString('x--y')          // 'x--y'
  */
+/** A string option as iptables-save prints string-typed values: always in double quotes. */
+export function quoteAlways(s: string): string {
+  let out = '"';
+  for (let i = 0; i < s.length; i++) {
+    const ch = s[i] as string;
+    if (ch === '"' || ch === '\\' || ch === "'") out += '\\';
+    out += ch;
+  }
+  return out + '"';
+}
+
 export function quoteSaveString(s: string): string {
   const n = s.length;
   let safe = n > 0;

@@ -81,7 +81,7 @@ const corpus: readonly string[] = [
 describe('fast reader of canonical rule lines', () => {
   it('should give parseSave and restore the same results and errors as the general parser on every fixture', () => {
     for (const text of corpus) expectSame(text);
-  });
+  }, timeout);
 
   it('should leave each recorded iptables-restore case exactly as the general parser leaves it', () => {
     for (const c of restoreCases) {

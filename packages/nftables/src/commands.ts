@@ -5,7 +5,7 @@
  */
 import type { Span } from './errors.ts';
 import type { Token } from './lexer.ts';
-import type { BaseChainSpec, ChainType, DataType, Family, Hook, SetFlag, Stmt } from './types.ts';
+import type { BaseChainSpec, ChainType, DataType, Family, Hook, NftObject, SetFlag, Stmt } from './types.ts';
 
 export interface Named {
   readonly name: string;
@@ -58,6 +58,14 @@ export interface RuleBody {
   readonly comment?: string;
   /** `@name` references, for the userspace existence check. */
   readonly setRefs: readonly Named[];
+  /** Named objects the rule uses (`counter name "x"`…), for the kernel's check. */
+  readonly objRefs?: readonly (Named & { readonly type: NftObject['kind'] })[];
+  /** The anonymous sets' and maps' ranges: the kernel names the first when it refuses the rule's set. */
+  readonly anonSpans?: readonly Span[];
+  /** The statements' range without a trailing comment (a rule in a block is located there). */
+  readonly stmtSpan?: Span;
+  /** `add @set`/`update @set` statements' ranges, for the kernel's errors on them. */
+  readonly updateSpans?: readonly Span[];
   /** jump/goto targets (in statements and anonymous vmaps), for the kernel's check. */
   readonly targets: readonly Named[];
   /** The `jump X`/`goto X` statements' ranges: the kernel names them when a jump closes a loop. */
@@ -89,6 +97,8 @@ export type Command =
       readonly policy?: BaseChainSpec['policy'];
       readonly comment?: string;
       readonly span: Span;
+      /** Where the kernel's refusal of the chain is reported: the whole command (`add chain …`), or the name in a block. */
+      readonly errSpan?: Span;
     }
   | {
       readonly kind: 'rule';
@@ -98,6 +108,16 @@ export type Command =
       readonly chain: Named;
       readonly position?: { readonly kind: 'handle' | 'position' | 'index'; readonly n: number; readonly span: Span };
       readonly body: RuleBody;
+      readonly span: Span;
+    }
+  | {
+      readonly kind: 'object';
+      readonly op: 'add' | 'create';
+      readonly family: Family;
+      readonly table: Named;
+      readonly name: Named;
+      /** The object without its handle. */
+      readonly obj: DistributiveOmit<NftObject, 'handle'>;
       readonly span: Span;
     }
   | { readonly kind: 'set'; readonly op: 'add' | 'create'; readonly family: Family; readonly table: Named; readonly name: Named; readonly decl: SetDecl; readonly span: Span }
@@ -113,7 +133,7 @@ export type Command =
   | {
       readonly kind: 'delete';
       readonly op: 'delete' | 'destroy';
-      readonly what: 'table' | 'chain' | 'set' | 'map' | 'rule';
+      readonly what: 'table' | 'chain' | 'set' | 'map' | 'rule' | NftObject['kind'];
       readonly family: Family;
       readonly table: Named;
       readonly name?: Named;
@@ -123,3 +143,6 @@ export type Command =
   | { readonly kind: 'flush'; readonly what: 'ruleset'; readonly span: Span }
   | { readonly kind: 'flush'; readonly what: 'table'; readonly family: Family; readonly table: Named; readonly span: Span }
   | { readonly kind: 'flush'; readonly what: 'chain' | 'set' | 'map'; readonly family: Family; readonly table: Named; readonly name: Named; readonly span: Span };
+
+/** Omit over each member of a union. */
+export type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;

@@ -90,6 +90,37 @@ const PKT_TYPE: readonly (readonly [string, number])[] = [
   ['other', 3],
 ];
 
+const DSCP: readonly (readonly [string, number])[] = [
+  ['cs0', 0x00], ['cs1', 0x08], ['cs2', 0x10], ['cs3', 0x18], ['cs4', 0x20], ['cs5', 0x28], ['cs6', 0x30], ['cs7', 0x38],
+  ['df', 0x00], ['be', 0x00], ['lephb', 0x01], ['af11', 0x0a], ['af12', 0x0c], ['af13', 0x0e], ['af21', 0x12],
+  ['af22', 0x14], ['af23', 0x16], ['af31', 0x1a], ['af32', 0x1c], ['af33', 0x1e], ['af41', 0x22], ['af42', 0x24],
+  ['af43', 0x26], ['va', 0x2c], ['ef', 0x2e],
+];
+const ECN: readonly (readonly [string, number])[] = [
+  ['not-ect', 0], ['ect1', 1], ['ect0', 2], ['ce', 3],
+];
+const ICMP_CODE: readonly (readonly [string, number])[] = [
+  ['net-unreachable', 0], ['host-unreachable', 1], ['prot-unreachable', 2], ['port-unreachable', 3],
+  ['net-prohibited', 9], ['host-prohibited', 10], ['admin-prohibited', 13], ['frag-needed', 4],
+];
+const ETHER_TYPE: readonly (readonly [string, number])[] = [
+  ['ip', 0x0800], ['arp', 0x0806], ['ip6', 0x86dd], ['8021q', 0x8100], ['8021ad', 0x88a8], ['vlan', 0x8100],
+];
+const IFACE_TYPE: readonly (readonly [string, number])[] = [
+  ['ether', 0x0001], ['ppp', 0x0200], ['ipip', 0x0300], ['ipip6', 0x0301], ['loopback', 0x0304], ['sit', 0x0308], ['ipgre', 0x030a],
+];
+/** /etc/iproute2/group as Debian ships it. */
+const DEVGROUP: readonly (readonly [string, number])[] = [['default', 0]];
+const CT_DIR: readonly (readonly [string, number])[] = [
+  ['original', 0], ['reply', 1],
+];
+const BOOLEAN: readonly (readonly [string, number])[] = [
+  ['exists', 1], ['missing', 0],
+];
+/** The users and groups every Debian system has (nft prints ids by name through the passwd and group files). */
+const UIDS: readonly (readonly [string, number])[] = [['root', 0], ['daemon', 1], ['bin', 2], ['sys', 3], ['nobody', 65534]];
+const GIDS: readonly (readonly [string, number])[] = [['root', 0], ['daemon', 1], ['bin', 2], ['sys', 3], ['adm', 4], ['nogroup', 65534]];
+
 const SYMBOLS: Partial<Record<DataType, readonly (readonly [string, number])[]>> = {
   ct_state: CT_STATE,
   ct_status: CT_STATUS,
@@ -98,6 +129,16 @@ const SYMBOLS: Partial<Record<DataType, readonly (readonly [string, number])[]>>
   nf_proto: NF_PROTO,
   fib_addrtype: FIB_ADDRTYPE,
   pkt_type: PKT_TYPE,
+  dscp: DSCP,
+  ecn: ECN,
+  icmp_code: ICMP_CODE,
+  ether_type: ETHER_TYPE,
+  iface_type: IFACE_TYPE,
+  devgroup: DEVGROUP,
+  ct_dir: CT_DIR,
+  boolean: BOOLEAN,
+  uid: UIDS,
+  gid: GIDS,
 };
 
 /** Types whose values are bit sets: `a,b` lists OR together and print split into names. */
@@ -108,7 +149,8 @@ export function isBitmask(t: DataType): boolean {
 /** The names `type …` accepts in set declarations. */
 export const SET_TYPE_NAMES: ReadonlySet<string> = new Set<DataType>([
   'ipv4_addr', 'inet_proto', 'inet_service', 'mark', 'ifname', 'iface_index', 'ct_state', 'ct_status',
-  'tcp_flag', 'icmp_type', 'nf_proto', 'fib_addrtype', 'pkt_type', 'integer', 'verdict',
+  'tcp_flag', 'icmp_type', 'nf_proto', 'fib_addrtype', 'pkt_type', 'integer', 'verdict', 'dscp', 'ecn',
+  'icmp_code', 'ether_type', 'iface_type', 'devgroup', 'ct_dir', 'uid', 'gid', 'classid', 'time', 'boolean',
 ]);
 
 /** Width in bytes of a value as the kernel stores it (set keys, sort order). */
@@ -121,9 +163,25 @@ export function typeBytes(t: DataType): number {
     case 'fib_addrtype':
     case 'integer':
     case 'iface_index':
+    case 'devgroup':
+    case 'uid':
+    case 'gid':
+    case 'classid':
+    case 'time':
       return 4;
+    case 'u64':
+      return 8;
     case 'inet_service':
+    case 'ether_type':
+    case 'iface_type':
+    case 'u16':
       return 2;
+    case 'dscp':
+    case 'ecn':
+    case 'icmp_code':
+    case 'ct_dir':
+    case 'boolean':
+    case 'u8':
     case 'inet_proto':
     case 'tcp_flag':
     case 'icmp_type':
@@ -141,6 +199,9 @@ export function typeBytes(t: DataType): number {
 /** Maximum value of a numeric type. */
 export function typeMax(t: DataType): number {
   const b = typeBytes(t);
+  if (t === 'dscp') return 63;
+  if (t === 'ecn') return 3;
+  if (t === 'u64') return Number.MAX_SAFE_INTEGER;
   return b >= 4 ? 0xffffffff : 2 ** (8 * b) - 1;
 }
 
@@ -172,7 +233,22 @@ export class ValueError extends Error {}
 
 /** Parses one constant of type `t` written as `text`. */
 export function parseValue(t: DataType, text: string): Value {
-  if (t === 'ifname') return { type: 'ifname', s: text };
+  if (t === 'ifname') {
+    if (text.length >= 16) throw new ValueError('String exceeds maximum length of 16');
+    return { type: t, s: text };
+  }
+  if (t === 'time') {
+    const ms = parseTime(text);
+    if (ms === undefined) throw new ValueError('Could not parse time');
+    return { type: t, n: ms };
+  }
+  if (t === 'classid') {
+    if (text === 'none') return { type: t, n: 0 };
+    if (text === 'root') return { type: t, n: 0xffffffff };
+    const m = /^([0-9a-fA-F]*):([0-9a-fA-F]*)$/.exec(text);
+    if (m === null) throw new ValueError('Could not parse TC classid');
+    return { type: t, n: ((parseInt(m[1] || '0', 16) << 16) | parseInt(m[2] || '0', 16)) >>> 0 };
+  }
   if (t === 'verdict') throw new ValueError(`Could not parse verdict`);
   if (t === 'ipv4_addr') {
     const n = parseIpv4(text);
@@ -181,7 +257,7 @@ export function parseValue(t: DataType, text: string): Value {
   }
   const num = parseNumber(text);
   if (num !== undefined) {
-    if (num > typeMax(t)) throw new ValueError(`Value ${text} exceeds valid range 0-${typeMax(t)}`);
+    if (num > typeMax(t)) throw new ValueError(t === 'inet_service' ? 'Service out of range' : `Value ${text} exceeds valid range 0-${typeMax(t)}`);
     return { type: t, n: num };
   }
   if (t === 'inet_proto') {
@@ -238,7 +314,34 @@ export function describeType(t: DataType): string {
     case 'pkt_type':
       return 'packet type';
     case 'integer':
+    case 'u8':
+    case 'u16':
+    case 'u64':
       return 'integer';
+    case 'dscp':
+      return 'Differentiated Services Code Point';
+    case 'ecn':
+      return 'Explicit Congestion Notification';
+    case 'icmp_code':
+      return 'icmp code';
+    case 'ether_type':
+      return 'Ethernet protocol';
+    case 'iface_type':
+      return 'network interface type';
+    case 'devgroup':
+      return 'devgroup name';
+    case 'ct_dir':
+      return 'conntrack direction';
+    case 'uid':
+      return 'user ID';
+    case 'gid':
+      return 'group ID';
+    case 'classid':
+      return 'TC classid';
+    case 'time':
+      return 'Relative time';
+    case 'boolean':
+      return 'boolean type';
   }
 }
 
@@ -247,6 +350,14 @@ export function formatValue(v: Value): string {
   switch (v.type) {
     case 'ifname':
       return `"${v.s}"`;
+    case 'time':
+      return formatTime(v.n);
+    case 'classid':
+      return v.n === 0 ? 'none' : v.n === 0xffffffff ? 'root' : `${(v.n >>> 16).toString(16)}:${(v.n & 0xffff).toString(16)}`;
+    case 'u8':
+    case 'u16':
+    case 'u64':
+      return String(v.n);
     case 'verdict':
       return formatVerdict(v.v);
     case 'ipv4_addr':
@@ -268,9 +379,22 @@ export function formatValue(v: Value): string {
     case 'icmp_type':
     case 'nf_proto':
     case 'fib_addrtype':
-    case 'pkt_type': {
+    case 'pkt_type':
+    case 'dscp':
+    case 'ecn':
+    case 'icmp_code':
+    case 'ether_type':
+    case 'iface_type':
+    case 'devgroup':
+    case 'ct_dir':
+    case 'boolean':
+    case 'uid':
+    case 'gid': {
+      if (v.type === 'uid' || v.type === 'gid') return String(v.n);
       const hit = (SYMBOLS[v.type] ?? []).find(([, n]) => n === v.n);
-      return hit?.[0] ?? String(v.n);
+      if (hit !== undefined) return v.type === 'devgroup' ? `"${hit[0]}"` : hit[0];
+      if (v.type === 'dscp' || v.type === 'ether_type' || v.type === 'iface_type') return `0x${v.n.toString(16).padStart(v.type === 'dscp' ? 2 : 4, '0')}`;
+      return String(v.n);
     }
   }
 }

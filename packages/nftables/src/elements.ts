@@ -95,9 +95,18 @@ export function typeElement(typing: ElementTyping, raw: RawElement): Element {
   };
 }
 
+function atomSpan(a: RawAtom): Span {
+  return a.kind === 'atom' ? tokSpan(a.tok) : a.span;
+}
+
 function typeData(types: readonly DataType[], d: RawData, span: Span): Value[] {
   if (types.length === 1 && types[0] === 'verdict') {
-    if (d.kind !== 'verdict') throw new LocatedError('Could not parse netfilter verdict', span);
+    if (d.kind !== 'verdict') {
+      const first = d.parts[0];
+      const last = d.parts[d.parts.length - 1];
+      const at = first !== undefined && last !== undefined ? { ...atomSpan(first), endCol: atomSpan(last).endCol } : span;
+      throw new LocatedError("Can't parse symbolic netfilter verdict expressions", at);
+    }
     switch (d.verdict) {
       case 'jump':
       case 'goto':
@@ -181,8 +190,29 @@ export function keyBytes(key: readonly KeyPart[]): number[] {
         case 'icmpx_code':
         case 'nf_proto':
         case 'pkt_type':
+        case 'u8':
+        case 'dscp':
+        case 'ecn':
+        case 'icmp_code':
+        case 'ct_dir':
+        case 'boolean':
           out.push(n & 255);
           break;
+        case 'u16':
+          out.push((n >>> 8) & 255, n & 255);
+          break;
+        case 'ether_type':
+        case 'iface_type':
+          out.push(n & 255, (n >>> 8) & 255);
+          break;
+        case 'u64':
+          for (let i = 0; i < 8; i++) out.push(Math.floor(n / 2 ** (8 * i)) & 255);
+          break;
+        case 'uid':
+        case 'gid':
+        case 'devgroup':
+        case 'classid':
+        case 'time':
         case 'ct_state':
         case 'ct_status':
         case 'fib_addrtype':

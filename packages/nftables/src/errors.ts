@@ -70,6 +70,8 @@ function marker(src: string, d: Diagnostic): string {
 
 /** One diagnostic in nft's layout. */
 export function formatDiagnostic(file: string, lines: readonly string[], d: Diagnostic): string {
-  const src = lines[d.span.line - 1] ?? '';
+  // At the end of a file that ends in a newline, nft shows the last line.
+  const atEnd = d.span.line === lines.length && lines[lines.length - 1] === '' && lines.length > 1;
+  const src = (atEnd ? lines[lines.length - 2] : lines[d.span.line - 1]) ?? '';
   return `${file}:${d.span.line}:${d.span.col}-${d.span.endCol}: Error: ${d.message}\n${src}\n${marker(src, d)}\n`;
 }

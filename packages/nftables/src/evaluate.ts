@@ -247,12 +247,16 @@ function readExpr(e: Expr, p: NftPacket, ctx: NftEvalContext, st: NftEvalState, 
           return undefined;
       }
     case 'ct':
+      if (e.dir !== undefined) return undefined;
       if (e.key === 'state') return CT_BITS[ctx.conntrack.state];
       // Without a connection (before conntrack, untracked, invalid) every other ct key fails the rule (NFT_BREAK).
       if (ctx.conntrack.state === 'invalid' || ctx.conntrack.state === 'untracked') return undefined;
-      return e.key === 'status' ? ctx.conntrack.status : ctx.conntrack.mark;
+      return e.key === 'status' ? ctx.conntrack.status : e.key === 'mark' ? ctx.conntrack.mark : undefined;
     case 'fib':
+      if (e.result !== 'type') return undefined;
       return ctx.fibAddrType(e.flags.includes('saddr') ? p.saddr : p.daddr);
+    case 'exthdr':
+      return undefined;
     case 'numgen': {
       if (e.mode === 'random') {
         // The kernel's reciprocal_scale(prandom_u32(), mod): the high bits of r * mod.
@@ -634,6 +638,11 @@ function applyStatement(s: Stmt, p: NftPacket, ctx: NftEvalContext, st: NftEvalS
     case 'vmap':
     case 'reject':
     case 'nat':
+    case 'quota': // Kept for listing, not modelled: quotas and connection counts are never reached, field writes not applied.
+    case 'ct-count':
+    case 'field-set':
+    case 'synproxy':
+    case 'objref':
       return;
   }
 }

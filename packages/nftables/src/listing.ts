@@ -5,7 +5,7 @@
  */
 import { formatIpv4, formatTime, formatValue, isBitmask } from './datatypes.ts';
 import { exprText } from './parser.ts';
-import type { Chain, DataType, Element, Expr, Family, Hook, KeyPart, MapLookup, NftSet, Rhs, Rule, Ruleset, Source, Stmt, Table } from './types.ts';
+import type { Chain, DataType, Element, Expr, Family, Hook, KeyPart, MapLookup, NftObject, NftSet, Rhs, Rule, Ruleset, Source, Stmt, Table } from './types.ts';
 
 const STD_PRIOS: readonly (readonly [string, number])[] = [
   ['raw', -300],
@@ -81,6 +81,21 @@ function wrapCount(keyType: readonly DataType[]): number {
     case 'mark':
     case 'iface_index':
     case 'nf_proto':
+    case 'u8':
+    case 'u16':
+    case 'u64':
+    case 'dscp':
+    case 'ecn':
+    case 'uid':
+    case 'gid':
+    case 'classid':
+    case 'time':
+    case 'devgroup':
+    case 'ether_type':
+    case 'iface_type':
+    case 'icmp_code':
+    case 'ct_dir':
+    case 'boolean':
       return 5;
     case 'ipv4_addr':
     case 'ct_state':
@@ -144,6 +159,31 @@ function formatSet(set: NftSet): string {
   if (set.gcIntervalMs !== undefined) lines.push(`\t\tgc-interval ${formatTime(set.gcIntervalMs)}`);
   if (set.comment !== undefined) lines.push(`\t\tcomment "${set.comment}"`);
   if (set.elements.length > 0) lines.push(`\t\telements = ${setElements(set, sorted(set.elements))}`);
+  lines.push('\t}');
+  return lines.join('\n');
+}
+
+function formatObject(o: NftObject): string {
+  const lines = [`\t${o.kind} ${o.name} {`];
+  if (o.comment !== undefined) lines.push(`\t\tcomment "${o.comment}"`);
+  switch (o.kind) {
+    case 'counter':
+      lines.push(`\t\tpackets ${o.packets} bytes ${o.bytes}`);
+      break;
+    case 'quota':
+      lines.push(`\t\t${o.over ? 'over ' : ''}${byteAmount(o.bytes)}${o.used !== 0 ? ` used ${byteAmount(o.used)}` : ''}`);
+      break;
+    case 'limit':
+      lines.push(
+        o.bytes === true
+          ? `\t\trate ${o.over ? 'over ' : ''}${byteAmount(o.rate)}/${o.unit}${o.burst !== 0 ? ` burst ${byteAmount(o.burst)}` : ''}`
+          : `\t\trate ${o.over ? 'over ' : ''}${o.rate}/${o.unit}${o.burst !== 5 ? ` burst ${o.burst} packets` : ''}`,
+      );
+      break;
+    case 'ct helper':
+      lines.push(`\t\ttype "${o.helper}" protocol ${o.protocol}`, `\t\tl3proto ${o.l3proto}`);
+      break;
+  }
   lines.push('\t}');
   return lines.join('\n');
 }
@@ -225,12 +265,25 @@ function formatStmt(s: Stmt, all: readonly Stmt[], i: number, family: Family): s
       let out = 'log';
       if (s.prefix !== undefined) out += ` prefix "${s.prefix}"`;
       if (s.group !== undefined) out += ` group ${s.group}`;
-      if (s.level !== undefined) out += ` level ${s.level}`;
-      if (s.flags !== undefined) out += ` flags ${s.flags}`;
+      if (s.snaplen !== undefined) out += ` snaplen ${s.snaplen}`;
+      if (s.queueThreshold !== undefined) out += ` queue-threshold ${s.queueThreshold}`;
+      if (s.level !== undefined && s.level !== 'warn') out += ` level ${s.level}`;
+      if (s.flags !== undefined) out += logFlags(s.flags);
       return out;
     }
     case 'limit':
-      return `limit rate ${s.over ? 'over ' : ''}${s.rate}${s.bytes !== undefined ? ` ${s.bytes}` : ''}/${s.unit}${s.burst !== 5 ? ` burst ${s.burst} packets` : ''}`;
+      if (s.bytes === true) return `limit rate ${s.over ? 'over ' : ''}${byteAmount(s.rate)}/${s.unit}${s.burst !== 0 ? ` burst ${byteAmount(s.burst)}` : ''}`;
+      return `limit rate ${s.over ? 'over ' : ''}${s.rate}/${s.unit}${s.burst !== 5 ? ` burst ${s.burst} packets` : ''}`;
+    case 'quota':
+      return `quota ${s.over ? 'over ' : ''}${byteAmount(s.bytes)}${s.used !== 0 ? ` used ${byteAmount(s.used)}` : ''}`;
+    case 'ct-count':
+      return `ct count ${s.over ? 'over ' : ''}${s.count}`;
+    case 'field-set':
+      return `${exprText(s.target)} set ${s.source.kind === 'text' ? s.source.text : formatSource(s.source)}`;
+    case 'synproxy':
+      return s.text;
+    case 'objref':
+      return s.type === 'ct helper' ? `ct helper set "${s.name}"` : `${s.type} name "${s.name}"`;
     case 'meta-set':
       return `meta mark set ${formatSource(s.source)}`;
     case 'ct-set':
@@ -260,6 +313,23 @@ function formatStmt(s: Stmt, all: readonly Stmt[], i: number, family: Family): s
     case 'set-update':
       return `${s.op} @${s.set} { ${exprText(s.key)}${s.timeoutMs !== undefined ? ` timeout ${formatTime(s.timeoutMs)}` : ''} }`;
   }
+}
+
+/** `N UNIT` in the largest unit that divides N exactly, as nft prints byte amounts. */
+function byteAmount(n: number): string {
+  if (n !== 0 && n % (1024 * 1024) === 0) return `${n / (1024 * 1024)} mbytes`;
+  if (n !== 0 && n % 1024 === 0) return `${n / 1024} kbytes`;
+  return `${n} bytes`;
+}
+
+function logFlags(f: number): string {
+  if ((f & 0x2f) === 0x2f) return ' flags all';
+  let out = '';
+  if ((f & 3) !== 0) out += ` flags tcp ${[(f & 1) !== 0 ? 'sequence' : '', (f & 2) !== 0 ? 'options' : ''].filter((x) => x !== '').join(',')}`;
+  if ((f & 4) !== 0) out += ' flags ip options';
+  if ((f & 8) !== 0) out += ' flags skuid';
+  if ((f & 32) !== 0) out += ' flags ether';
+  return out;
 }
 
 /** One rule as `nft list` prints it (without indentation). */
@@ -295,7 +365,7 @@ export function formatTable(t: Table, opts: ListOptions = {}): string {
   const head = [`table ${t.family} ${t.name} {`];
   if (t.dormant) head.push('\tflags dormant');
   if (t.comment !== undefined) head.push(`\tcomment "${t.comment}"`);
-  const objs = [...t.sets.map(formatSet), ...t.chains.map((c) => formatChain(c, t.family, opts))];
+  const objs = [...(t.objects ?? []).map(formatObject), ...t.sets.map(formatSet), ...t.chains.map((c) => formatChain(c, t.family, opts))];
   return `${[...head, objs.join('\n\n')].filter((x) => x !== '').join('\n')}\n}\n`;
 }
 

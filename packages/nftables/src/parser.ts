@@ -4,9 +4,9 @@
  * `delete`/`destroy`/`flush` commands. Rule statements are typed as they are read, since the
  * left-hand expression decides the type of its constants.
  */
-import type { Command, Named, RawAtom, RawData, RawElement, RuleBody, SetDecl, BaseSpecParsed } from './commands.ts';
+import type { BaseSpecParsed, Command, DistributiveOmit, Named, RawAtom, RawData, RawElement, RuleBody, SetDecl } from './commands.ts';
 import { isBitmask, parseNumber, parseTime, SET_TYPE_NAMES } from './datatypes.ts';
-import { automerge, LocatedError, tokSpan, typeAtom, typeElement, typeToken } from './elements.ts';
+import { automerge, keyId, LocatedError, tokSpan, typeAtom, typeElement, typeToken } from './elements.ts';
 import type { Diagnostic, Span } from './errors.ts';
 import { ScanError, tokenize, type Token } from './lexer.ts';
 import type {
@@ -20,6 +20,7 @@ import type {
   MatchOp,
   NatFlag,
   NatKind,
+  NftObject,
   NftVersion,
   Rhs,
   SetFlag,
@@ -89,7 +90,7 @@ function syntax(t: Token, expecting?: string): SyntaxError_ {
 const HOOKS: ReadonlySet<string> = new Set(['prerouting', 'input', 'forward', 'output', 'postrouting']);
 const STD_PRIO: Readonly<Record<string, number>> = { raw: -300, mangle: -150, dstnat: -100, filter: 0, security: 50, srcnat: 100 };
 
-/** Meta keys netsim reads, with their types. */
+/** Meta keys, with their types (`nft describe meta KEY`). */
 const META_KEYS: Readonly<Record<string, DataType>> = {
   l4proto: 'inet_proto',
   mark: 'mark',
@@ -100,15 +101,80 @@ const META_KEYS: Readonly<Record<string, DataType>> = {
   nfproto: 'nf_proto',
   pkttype: 'pkt_type',
   length: 'integer',
+  protocol: 'ether_type',
+  priority: 'classid',
+  skuid: 'uid',
+  skgid: 'gid',
+  iiftype: 'iface_type',
+  oiftype: 'iface_type',
+  iifgroup: 'devgroup',
+  oifgroup: 'devgroup',
+  cpu: 'integer',
+  cgroup: 'integer',
+  random: 'integer',
+  nftrace: 'u8',
+  rtclassid: 'integer',
+  secmark: 'integer',
+  ibrname: 'ifname',
+  obrname: 'ifname',
 };
-const BARE_META: ReadonlySet<string> = new Set(['mark', 'iifname', 'oifname', 'iif', 'oif', 'pkttype']);
+/** Meta keys that may be written without `meta`. */
+const BARE_META: ReadonlySet<string> = new Set(['mark', 'iifname', 'oifname', 'iif', 'oif', 'pkttype', 'iiftype', 'oiftype', 'skuid', 'skgid', 'nftrace', 'rtclassid', 'ibrname', 'obrname', 'cpu', 'iifgroup', 'oifgroup', 'cgroup', 'random']);
+/** Meta keys nft prints without `meta`. */
+const PRINT_BARE_META: ReadonlySet<string> = new Set(['iifname', 'oifname', 'iif', 'oif', 'iifgroup', 'oifgroup']);
 
+/** Header fields, with their types (`nft describe PROTO FIELD`). */
 const PAYLOAD: Readonly<Record<string, Readonly<Record<string, DataType>>>> = {
-  ip: { saddr: 'ipv4_addr', daddr: 'ipv4_addr', protocol: 'inet_proto', ttl: 'integer', length: 'integer', id: 'integer', dscp: 'integer' },
-  tcp: { sport: 'inet_service', dport: 'inet_service', flags: 'tcp_flag' },
-  udp: { sport: 'inet_service', dport: 'inet_service' },
+  ip: {
+    version: 'u8', hdrlength: 'u8', dscp: 'dscp', ecn: 'ecn', length: 'u16', id: 'u16', 'frag-off': 'u16', ttl: 'u8',
+    protocol: 'inet_proto', checksum: 'u16', saddr: 'ipv4_addr', daddr: 'ipv4_addr',
+  },
+  tcp: {
+    sport: 'inet_service', dport: 'inet_service', sequence: 'integer', ackseq: 'integer', doff: 'u8', reserved: 'u8',
+    flags: 'tcp_flag', window: 'u16', checksum: 'u16', urgptr: 'u16',
+  },
+  udp: { sport: 'inet_service', dport: 'inet_service', length: 'u16', checksum: 'u16' },
+  udplite: { sport: 'inet_service', dport: 'inet_service', checksum: 'u16' },
+  sctp: { sport: 'inet_service', dport: 'inet_service', vtag: 'integer', checksum: 'integer' },
+  dccp: { sport: 'inet_service', dport: 'inet_service' },
   th: { sport: 'inet_service', dport: 'inet_service' },
-  icmp: { type: 'icmp_type', code: 'integer' },
+  icmp: { type: 'icmp_type', code: 'icmp_code', checksum: 'u16', id: 'u16', sequence: 'u16', gateway: 'ipv4_addr', mtu: 'u16' },
+  ah: { nexthdr: 'inet_proto', hdrlength: 'u8', reserved: 'u16', spi: 'integer', sequence: 'integer' },
+  esp: { spi: 'integer', sequence: 'integer' },
+  comp: { nexthdr: 'inet_proto', flags: 'u8', cpi: 'u16' },
+};
+
+/** Transport headers: a rule may match on one of them only. */
+const TRANSPORT: ReadonlySet<string> = new Set(['tcp', 'udp', 'udplite', 'sctp', 'dccp', 'icmp', 'ah', 'esp', 'comp']);
+/** Transport headers with ports at the offsets `th` reads. */
+const PORTED: ReadonlySet<string> = new Set(['tcp', 'udp', 'udplite', 'sctp', 'dccp']);
+const TRANSPORT_BY_NUMBER: ReadonlyMap<number, string> = new Map([[6, 'tcp'], [17, 'udp'], [136, 'udplite'], [132, 'sctp'], [33, 'dccp'], [1, 'icmp'], [51, 'ah'], [50, 'esp'], [108, 'comp']]);
+
+/** Headers netsim does not model, and why (said in the error). */
+const NOT_MODELLED: Readonly<Record<string, string>> = {
+  ip6: 'IPv4 only', icmpv6: 'IPv4 only', hbh: 'IPv4 only', rt0: 'IPv4 only', rt2: 'IPv4 only', srh: 'IPv4 only', frag: 'IPv4 only', dst: 'IPv4 only', mh: 'IPv4 only',
+  ether: 'no link layer', vlan: 'no link layer', arp: 'no link layer',
+};
+
+/** Byte units of `limit` and `quota`. */
+const BYTE_UNITS: Readonly<Record<string, number>> = { bytes: 1, kbytes: 1024, mbytes: 1024 * 1024 };
+
+/** Conntrack keys without a direction, with their types (`nft describe ct KEY`). */
+const CT_KEYS: Readonly<Record<string, DataType>> = {
+  state: 'ct_state', status: 'ct_status', mark: 'mark', direction: 'ct_dir', expiration: 'time', helper: 'ifname',
+  l3proto: 'nf_proto', protocol: 'inet_proto', zone: 'u16', bytes: 'u64', packets: 'u64', avgpkt: 'u64', id: 'integer',
+};
+/** Conntrack keys after `ct original|reply`. */
+const CT_DIR_KEYS: Readonly<Record<string, DataType>> = {
+  'ip saddr': 'ipv4_addr', 'ip daddr': 'ipv4_addr', 'proto-src': 'inet_service', 'proto-dst': 'inet_service',
+  bytes: 'u64', packets: 'u64', avgpkt: 'u64', zone: 'u16', l3proto: 'nf_proto', protocol: 'inet_proto',
+};
+
+/** TCP options and their fields (`tcp option NAME FIELD`). */
+const TCP_OPTIONS: Readonly<Record<string, Readonly<Record<string, DataType>>>> = {
+  eol: { kind: 'u8' }, nop: { kind: 'u8' }, maxseg: { kind: 'u8', length: 'u8', size: 'u16' }, window: { kind: 'u8', length: 'u8', count: 'u8' },
+  'sack-perm': { kind: 'u8', length: 'u8' }, sack: { kind: 'u8', length: 'u8', left: 'integer', right: 'integer' },
+  timestamp: { kind: 'u8', length: 'u8', tsval: 'integer', tsecr: 'integer' }, mptcp: { kind: 'u8', length: 'u8', subtype: 'u8' },
 };
 
 interface Defines {
@@ -292,6 +358,13 @@ class Parser {
             return this.setCmd(t.text, what.text === 'map', t);
           case 'element':
             return this.elementCmd(t.text, t);
+          case 'counter':
+          case 'quota':
+          case 'limit':
+            return this.objectCmd(t.text, what.text, t);
+          case 'ct':
+            this.expectWord('helper');
+            return this.objectCmd(t.text, 'ct helper', t);
           default:
             throw syntax(what);
         }
@@ -339,6 +412,12 @@ class Parser {
   }
 
   private lastTok: Token | undefined;
+  /** The transport protocol the rule has fixed so far (a header match, or `ip protocol`/`meta l4proto` of one value). */
+  private l4: { readonly protos: readonly string[]; readonly span: Span } | undefined;
+  /** The first evaluation error of the rule being read (nft reports it after parsing). */
+  private deferred: LocatedError | undefined;
+  /** The protocols of the last `{ … }` of protocol numbers, in the order written. */
+  private lastProtoSet: number[] | undefined;
 
   private lastBefore(): Token {
     // The token just consumed (for spans ending a command).
@@ -360,6 +439,7 @@ class Parser {
     const sub: Command[] = [];
     const chains: Command[] = [];
     const sets: Command[] = [];
+    const objs: Command[] = [];
     const rules: Command[] = [];
     if (this.isPunct(this.peek(), '{')) {
       this.next();
@@ -390,6 +470,13 @@ class Parser {
           chains.push(chain);
           rules.push(...body);
           this.blockItemEnd();
+        } else if (this.isWord(t, 'counter') || this.isWord(t, 'quota') || this.isWord(t, 'limit') || (this.isWord(t, 'ct') && this.isWord(this.peek(), 'helper'))) {
+          if (this.isWord(t, 'ct')) this.next();
+          const kind = t.text === 'ct' ? 'ct helper' : (t.text as 'counter');
+          const oname = this.identifier();
+          const obj = this.objectBlock(kind, family, oname);
+          objs.push({ kind: 'object', op: 'add', family, table: name, name: oname, obj, span: oname.span });
+          this.blockItemEnd();
         } else if (this.isWord(t, 'set') || this.isWord(t, 'map')) {
           const sname = this.identifier();
           this.expectPunct('{');
@@ -399,7 +486,7 @@ class Parser {
         } else throw syntax(t);
       }
     }
-    this.out.push({ kind: 'table', op, family, name, ...cmd, span: this.span(start, this.lastBefore()) }, ...sub, ...chains, ...sets, ...rules);
+    this.out.push({ kind: 'table', op, family, name, ...cmd, span: this.span(start, this.lastBefore()) }, ...sub, ...chains, ...objs, ...sets, ...rules);
     this.endOfCommand();
   }
 
@@ -448,7 +535,7 @@ class Parser {
       }
       try {
         const rb = this.ruleBody(family);
-        body.push({ kind: 'rule', op: 'add', family, table, chain: name, body: rb, span: rb.span });
+        body.push({ kind: 'rule', op: 'add', family, table, chain: name, body: rb, span: rb.stmtSpan ?? rb.span });
       } catch (e) {
         if (!(e instanceof SyntaxError_)) throw e;
         this.diags.push({ code: 'syntax', span: e.span, message: e.message });
@@ -763,7 +850,7 @@ class Parser {
     if (this.isPunct(n, '-') && t.kind !== 'string') {
       this.next();
       const hi = this.next();
-      if (hi.kind !== 'word' && hi.kind !== 'number' && hi.kind !== 'addr') throw syntax(hi);
+      if ((hi.kind !== 'word' && hi.kind !== 'number' && hi.kind !== 'addr') || (hi.kind === 'word' && KEYWORDS.has(hi.text))) throw syntax(hi);
       return { kind: 'range', lo: t, hi, span: this.span(t, hi) };
     }
     if (this.isPunct(n, '/') && t.kind === 'addr') {
@@ -800,8 +887,8 @@ class Parser {
     const name = this.identifier();
     if (this.isPunct(this.peek(), '{')) {
       const { chain, body } = this.chainBlock(family, table, name, start);
-      this.out.push({ ...chain, op, span: name.span } as Command, ...body);
-    } else this.out.push({ kind: 'chain', op, family, table, name, span: name.span });
+      this.out.push({ ...chain, op, span: name.span, errSpan: this.cmdSpan(start) } as Command, ...body);
+    } else this.out.push({ kind: 'chain', op, family, table, name, span: name.span, errSpan: this.cmdSpan(start) });
     this.endOfCommand();
   }
 
@@ -820,6 +907,87 @@ class Parser {
     const body = this.ruleBody(family);
     this.out.push({ kind: 'rule', op, family, table, chain, ...(position !== undefined && { position }), body, span: this.cmdSpan(start) });
     this.endOfCommand();
+  }
+
+  private objectCmd(op: 'add' | 'create', kind: NftObject['kind'], start: Token): void {
+    const family = this.family();
+    const table = this.identifier();
+    const name = this.identifier();
+    const obj = this.isPunct(this.peek(), '{') || kind !== 'counter' ? this.objectBlock(kind, family, name) : { kind: 'counter' as const, name: name.name, packets: 0, bytes: 0 };
+    this.out.push({ kind: 'object', op, family, table, name, obj, span: this.cmdSpan(start) });
+    this.endOfCommand();
+  }
+
+  /** `{ … }` of a `counter`, `quota`, `limit` or `ct helper` declaration. */
+  private objectBlock(kind: NftObject['kind'], family: Family, name: Named): DistributiveOmit<NftObject, 'handle'> {
+    this.expectPunct('{');
+    let comment: string | undefined;
+    let packets = 0;
+    let bytes = 0;
+    let quota: Extract<Stmt, { kind: 'quota' }> | undefined;
+    let limit: Extract<Stmt, { kind: 'limit' }> | undefined;
+    let helper: string | undefined;
+    let protocol: 'tcp' | 'udp' | undefined;
+    let l3proto: 'ip' | 'inet' | 'ip6' | undefined;
+    for (;;) {
+      const t = this.peek();
+      if (this.isSep(t)) {
+        this.next();
+        continue;
+      }
+      if (this.isPunct(t, '}')) {
+        this.next();
+        break;
+      }
+      if (this.isWord(t, 'comment')) {
+        this.next();
+        const c = this.next();
+        if (c.kind !== 'string') throw syntax(c, 'quoted string');
+        comment = c.text;
+      } else if (kind === 'counter' && this.isWord(t, 'packets')) {
+        ({ packets, bytes } = this.counterArgs());
+      } else if (kind === 'quota') {
+        quota = this.quotaStmt() as Extract<Stmt, { kind: 'quota' }>;
+      } else if (kind === 'limit') {
+        limit = this.limitStmt() as Extract<Stmt, { kind: 'limit' }>;
+      } else if (kind === 'ct helper' && this.isWord(t, 'type')) {
+        this.next();
+        const h = this.next();
+        if (h.kind !== 'string') throw syntax(h, 'quoted string');
+        helper = h.text;
+        this.expectWord('protocol');
+        const p = this.next();
+        if (!this.isWord(p, 'tcp') && !this.isWord(p, 'udp')) throw syntax(p);
+        protocol = p.text as 'tcp';
+      } else if (kind === 'ct helper' && this.isWord(t, 'l3proto')) {
+        this.next();
+        const l = this.next();
+        if (!this.isWord(l, 'ip') && !this.isWord(l, 'inet') && !this.isWord(l, 'ip6')) throw syntax(l);
+        l3proto = l.text as 'ip';
+      } else throw syntax(t);
+      this.blockItemEnd2();
+    }
+    const base = { name: name.name, ...(comment !== undefined && { comment }) };
+    switch (kind) {
+      case 'counter':
+        return { ...base, kind, packets, bytes };
+      case 'quota':
+        if (quota === undefined) throw syntax(this.lastBefore());
+        return { ...base, kind, over: quota.over, bytes: quota.bytes, used: quota.used };
+      case 'limit':
+        if (limit === undefined) throw syntax(this.lastBefore());
+        return { ...base, kind, over: limit.over, rate: limit.rate, unit: limit.unit, burst: limit.burst, ...(limit.bytes === true && { bytes: true }) };
+      case 'ct helper':
+        if (helper === undefined || protocol === undefined) throw new LocatedError('ct helper needs a type', name.span);
+        return { ...base, kind, helper, protocol, l3proto: l3proto ?? family };
+    }
+  }
+
+  /** After an item of an object block: a separator or the closing brace. */
+  private blockItemEnd2(): void {
+    const t = this.peek();
+    if (this.isSep(t) || this.isPunct(t, '}')) return;
+    throw syntax(t, 'newline or semicolon');
   }
 
   private setCmd(op: 'add' | 'create', isMap: boolean, start: Token): void {
@@ -847,9 +1015,11 @@ class Parser {
     const what = this.next();
     if (!this.isWord(what)) throw syntax(what);
     if (what.text === 'element') return this.elementCmd(op, start);
-    if (!['table', 'chain', 'set', 'map', 'rule'].includes(what.text)) throw syntax(what);
+    if (what.text === 'ct') this.expectWord('helper');
+    const objKind = what.text === 'ct' ? 'ct helper' : what.text === 'counter' || what.text === 'quota' || what.text === 'limit' ? what.text : undefined;
+    if (objKind === undefined && !['table', 'chain', 'set', 'map', 'rule'].includes(what.text)) throw syntax(what);
     const family = this.family();
-    const w = what.text as 'table' | 'chain' | 'set' | 'map' | 'rule';
+    const w = objKind ?? (what.text as 'table' | 'chain' | 'set' | 'map' | 'rule');
     let table: Named;
     let name: Named | undefined;
     let handle: { n: number; span: Span } | undefined;
@@ -918,35 +1088,58 @@ class Parser {
     let comment: string | undefined;
     const first = this.peek();
     const jumps: { chain: string; span: Span }[] = [];
-    const ctx: RuleCtx = { family, setRefs, targets, jumps };
+    const objRefs: (Named & { readonly type: NftObject['kind'] })[] = [];
+    const updateSpans: Span[] = [];
+    const anonSpans: Span[] = [];
+    const ctx: RuleCtx = { family, setRefs, targets, jumps, objRefs, updateSpans, anonSpans };
+    let beforeComment: Token | undefined;
+    this.l4 = undefined;
+    this.deferred = undefined;
     let terminal: Span | undefined;
     let afterTerminal: { span: Span; terminal: Span } | undefined;
     for (;;) {
       const t = this.peek();
       if (t.kind === 'eof' || this.isSep(t) || this.isPunct(t, '}')) break;
       if (this.isWord(t, 'comment')) {
+        beforeComment ??= this.lastBefore();
         this.next();
         const s = this.next();
         if (s.kind !== 'string') throw syntax(s, 'quoted string');
         comment = s.text;
         continue;
       }
-      const st = this.stmt(ctx, stmts);
+      let st: Stmt;
+      try {
+        st = this.stmt(ctx, stmts);
+      } catch (e) {
+        // nft evaluates a rule only after reading the whole input: keep reading, report the first
+        // evaluation error of the rule when the command is evaluated.
+        if (!(e instanceof LocatedError) || e instanceof SyntaxError_ || e.code !== 'eval') throw e;
+        this.deferred ??= e;
+        continue;
+      }
       const span = this.span(t, this.lastBefore());
       if (terminal !== undefined && afterTerminal === undefined) afterTerminal = { span, terminal };
       if (st.kind === 'verdict' || st.kind === 'vmap' || st.kind === 'reject') terminal ??= span;
       stmts.push(st);
     }
-    if (stmts.length === 0 && comment === undefined) throw syntax(this.peek());
+    const deferred = this.deferred;
+    this.deferred = undefined;
+    if (stmts.length === 0 && comment === undefined && deferred === undefined) throw syntax(this.peek());
     const last = this.lastBefore();
+    const evalError = deferred !== undefined ? { message: deferred.message, span: deferred.span, ...(deferred.related !== undefined && { related: deferred.related }) } : afterTerminal !== undefined ? { message: 'Statement after terminal statement has no effect', span: afterTerminal.span, related: afterTerminal.terminal } : undefined;
     return {
-      stmts: markDependencies(stmts, family),
+      stmts: markDependencies(mergePayloads(icmpEchoDependency(stmts)), family),
       ...(comment !== undefined && { comment }),
       setRefs,
       targets,
       jumps,
-      ...(afterTerminal !== undefined && { evalError: { message: 'Statement after terminal statement has no effect', span: afterTerminal.span, related: afterTerminal.terminal } }),
+      ...(objRefs.length > 0 && { objRefs }),
+      ...(updateSpans.length > 0 && { updateSpans }),
+      ...(anonSpans.length > 0 && { anonSpans }),
+      ...(evalError !== undefined && { evalError }),
       span: this.span(first, last),
+      ...(beforeComment !== undefined && beforeComment !== first && { stmtSpan: this.span(first, beforeComment) }),
     };
   }
 
@@ -971,6 +1164,24 @@ class Parser {
       case 'queue':
         throw new LocatedError('queue is not supported by netsim (no userspace queue model)', tokSpan(t), undefined, 'unsupported');
       case 'counter':
+      case 'quota':
+      case 'limit':
+        if (this.isWord(this.peek(1), 'name')) {
+          this.next();
+          this.next();
+          const n = this.next();
+          if (n.kind !== 'string' && n.kind !== 'word') throw syntax(n);
+          ctx.objRefs.push({ type: t.text, name: n.text, span: tokSpan(n) });
+          return { kind: 'objref', type: t.text, name: n.text };
+        }
+        if (t.text === 'quota') {
+          this.next();
+          return this.quotaStmt();
+        }
+        if (t.text === 'limit') {
+          this.next();
+          return this.limitStmt();
+        }
         this.next();
         return { kind: 'counter', ...this.counterArgs() };
       case 'notrack':
@@ -979,9 +1190,7 @@ class Parser {
       case 'log':
         this.next();
         return this.logStmt();
-      case 'limit':
-        this.next();
-        return this.limitStmt();
+
       case 'reject':
         this.next();
         return this.rejectStmt(ctx);
@@ -1006,6 +1215,7 @@ class Parser {
             timeoutMs = this.time();
           }
           this.expectPunct('}');
+          ctx.updateSpans.push(this.span(t, this.lastBefore()));
           return { kind: 'set-update', op: t.text, set: name.name, key, ...(timeoutMs !== undefined && { timeoutMs }) };
         }
         throw syntax(t);
@@ -1025,6 +1235,25 @@ class Parser {
       this.next();
       return { kind: 'meta-set', key: 'mark', source: this.source('mark', ctx) };
     }
+    if (this.isWord(t, 'ct') && this.isWord(this.peek(1), 'helper') && this.isWord(this.peek(2), 'set')) {
+      this.next();
+      this.next();
+      this.next();
+      const n = this.next();
+      if (n.kind !== 'string' && n.kind !== 'word') throw syntax(n);
+      ctx.objRefs.push({ type: 'ct helper', name: n.text, span: tokSpan(n) });
+      return { kind: 'objref', type: 'ct helper', name: n.text };
+    }
+    if (this.isWord(t, 'ct') && this.isWord(this.peek(1), 'count')) {
+      this.next();
+      this.next();
+      let over = false;
+      if (this.isWord(this.peek(), 'over')) {
+        this.next();
+        over = true;
+      }
+      return { kind: 'ct-count', over, count: this.number().n };
+    }
     if (this.isWord(t, 'ct') && this.isWord(this.peek(1), 'mark') && this.isWord(this.peek(2), 'set')) {
       this.next();
       this.next();
@@ -1032,21 +1261,50 @@ class Parser {
       return { kind: 'ct-set', key: 'mark', source: this.source('mark', ctx) };
     }
     const left = this.lhsWithBinop(ctx.family);
+    if (this.isWord(this.peek(), 'set')) {
+      this.next();
+      if (left.kind === 'exthdr' && this.isWord(this.peek(), 'rt') && this.isWord(this.peek(1), 'mtu')) {
+        this.next();
+        this.next();
+        return { kind: 'field-set', target: left, source: { kind: 'text', text: 'rt mtu' } };
+      }
+      return { kind: 'field-set', target: left, source: this.source(left.type, ctx) };
+    }
     if (this.isWord(this.peek(), 'vmap')) {
       this.next();
       return { kind: 'vmap', lookup: this.mapLookup(left, ['verdict'], ctx) };
     }
     const { op, right } = this.rhs(left, ctx);
+    if (((left.kind === 'meta' && left.key === 'l4proto') || (left.kind === 'payload' && left.proto === 'ip' && left.field === 'protocol')) && (op === 'implicit' || op === '==') && right.kind === 'value' && right.value.type === 'inet_proto') {
+      const name = TRANSPORT_BY_NUMBER.get(right.value.n);
+      if (name !== undefined) this.l4 ??= { protos: [name], span: this.span(t, this.lastBefore()) };
+    } else if (((left.kind === 'meta' && left.key === 'l4proto') || (left.kind === 'payload' && left.proto === 'ip' && left.field === 'protocol')) && (op === 'implicit' || op === '==') && right.kind === 'set' && this.lastProtoSet !== undefined) {
+      const protos = this.lastProtoSet.map((n) => TRANSPORT_BY_NUMBER.get(n) ?? String(n));
+      this.l4 = { protos, span: this.span(t, this.lastBefore()) };
+    }
+    if (left.kind === 'binop' && left.op === '&' && left.type === 'ipv4_addr' && (op === 'implicit' || op === '==' || op === '!=') && right.kind === 'value' && right.value.type === 'ipv4_addr') {
+      // An address under a contiguous mask is a prefix: `ip saddr & 255.255.0.0 == 10.1.0.0` lists as `ip saddr 10.1.0.0/16`.
+      const m = (left.right as { n: number }).n;
+      const len = 32 - Math.log2(((~m) >>> 0) + 1);
+      if (Number.isInteger(len)) {
+        const prefix: Rhs = len === 32 ? right : { kind: 'prefix', type: 'ipv4_addr', addr: right.value.n, len };
+        return { kind: 'match', left: left.left, op: op === '!=' ? '!=' : 'implicit', right: prefix };
+      }
+    }
+    if (left.kind === 'binop' && left.op === '&' && isBitmask(left.type) && op === '!=' && right.kind === 'value') {
+      return { kind: 'match', left: left.left, op: '!=', right: { kind: 'mask', value: right.value, mask: left.right } };
+    }
     if (left.kind === 'binop' && left.op === '&' && isBitmask(left.type) && (op === 'implicit' || op === '==') && right.kind === 'value') {
       // `tcp flags & (syn|ack) == syn` is stored as value/mask; nft lists it as `syn / syn,ack`.
       const mask = left.right as { n: number };
-      if (mask.n !== (right.value as { n: number }).n) return { kind: 'match', left: left.left, op: 'implicit', right: { kind: 'mask', value: right.value, mask: left.right } };
+      const single = (mask.n & (mask.n - 1)) === 0;
+      if (mask.n !== (right.value as { n: number }).n || !single) return { kind: 'match', left: left.left, op: 'implicit', right: { kind: 'mask', value: right.value, mask: left.right } };
     }
     return { kind: 'match', left, op, right };
   }
 
   private logStmt(): Stmt {
-    const out: { prefix?: string; level?: string; flags?: string; group?: number } = {};
+    const out: { prefix?: string; level?: string; flags?: number; group?: number; snaplen?: number; queueThreshold?: number } = {};
     for (;;) {
       const t = this.peek();
       if (this.isWord(t, 'prefix')) {
@@ -1057,22 +1315,48 @@ class Parser {
       } else if (this.isWord(t, 'level')) {
         this.next();
         const l = this.next();
-        if (!this.isWord(l) || !['emerg', 'alert', 'crit', 'err', 'warn', 'notice', 'info', 'debug', 'audit'].includes(l.text)) throw syntax(l);
+        if (!this.isWord(l)) throw syntax(l);
+        if (!['emerg', 'alert', 'crit', 'err', 'warn', 'notice', 'info', 'debug', 'audit'].includes(l.text)) throw new LocatedError('invalid log level', tokSpan(l));
         out.level = l.text;
       } else if (this.isWord(t, 'flags')) {
         this.next();
-        const fl: string[] = [this.identifier().name];
-        while (this.isPunct(this.peek(), ',')) {
-          this.next();
-          fl.push(this.identifier().name);
-        }
-        out.flags = fl.join(',');
+        out.flags = (out.flags ?? 0) | this.logFlags();
       } else if (this.isWord(t, 'group')) {
         this.next();
         out.group = this.number().n;
+      } else if (this.isWord(t, 'snaplen')) {
+        this.next();
+        out.snaplen = this.number().n;
+      } else if (this.isWord(t, 'queue-threshold')) {
+        this.next();
+        out.queueThreshold = this.number().n;
       } else break;
     }
     return { kind: 'log', ...out };
+  }
+
+  /** `all`, `tcp sequence,options`, `ip options`, `skuid`, `ether`. */
+  private logFlags(): number {
+    const t = this.next();
+    if (this.isWord(t, 'all')) return 0x2f;
+    if (this.isWord(t, 'skuid')) return 8;
+    if (this.isWord(t, 'ether')) return 32;
+    if (this.isWord(t, 'ip')) {
+      this.expectWord('options');
+      return 4;
+    }
+    if (this.isWord(t, 'tcp')) {
+      let n = 0;
+      for (;;) {
+        const f = this.next();
+        if (this.isWord(f, 'sequence')) n |= 1;
+        else if (this.isWord(f, 'options')) n |= 2;
+        else throw syntax(f);
+        if (!this.isPunct(this.peek(), ',')) return n;
+        this.next();
+      }
+    }
+    throw syntax(t);
   }
 
   private limitStmt(): Stmt {
@@ -1082,28 +1366,69 @@ class Parser {
       this.next();
       over = true;
     }
-    const rate = this.number().n;
-    let bytes: string | undefined;
-    if (this.isWord(this.peek()) && /^(bytes|kbytes|mbytes)$/.test(this.peek().text)) bytes = this.next().text;
-    this.expectPunct('/');
-    const unit = this.next();
-    if (!this.isWord(unit) || !['second', 'minute', 'hour', 'day', 'week'].includes(unit.text)) throw syntax(unit);
-    let burst = 5;
+    let rate = this.number().n;
+    let bytes = false;
+    let unitText: string | undefined;
+    const w = this.peek();
+    const joined = this.isWord(w) ? /^(bytes|kbytes|mbytes)\/(second|minute|hour|day|week)$/.exec(w.text) : null;
+    if (joined !== null) {
+      // The scanner reads `kbytes/second` as one word.
+      this.next();
+      bytes = true;
+      rate *= BYTE_UNITS[joined[1] as string] as number;
+      unitText = joined[2];
+    } else if (this.isWord(w) && BYTE_UNITS[w.text] !== undefined) {
+      bytes = true;
+      rate *= BYTE_UNITS[this.next().text] as number;
+    }
+    if (unitText === undefined) {
+      this.expectPunct('/');
+      const unit = this.next();
+      if (!this.isWord(unit) || !['second', 'minute', 'hour', 'day', 'week'].includes(unit.text)) throw syntax(unit);
+      unitText = unit.text;
+    }
+    let burst = bytes ? 0 : 5;
     if (this.isWord(this.peek(), 'burst')) {
       this.next();
       burst = this.number().n;
       const u = this.next();
-      if (!this.isWord(u, 'packets') && !this.isWord(u, 'bytes')) throw syntax(u);
+      if (bytes && this.isWord(u) && BYTE_UNITS[u.text] !== undefined) burst *= BYTE_UNITS[u.text] as number;
+      else if (bytes || !this.isWord(u, 'packets')) throw syntax(u);
     }
-    return { kind: 'limit', over, rate, unit: unit.text, burst, ...(bytes !== undefined && { bytes }) };
+    return { kind: 'limit', over, rate, unit: unitText, burst, ...(bytes && { bytes }) };
   }
 
-  private rejectStmt(_ctx: RuleCtx): Stmt {
+  /** `quota [over|until] N UNIT [used N UNIT]`. */
+  private quotaStmt(): Stmt {
+    let over = false;
+    if (this.isWord(this.peek(), 'over')) {
+      this.next();
+      over = true;
+    } else if (this.isWord(this.peek(), 'until')) this.next();
+    const amount = (): number => {
+      const n = this.number().n;
+      const u = this.next();
+      const m = this.isWord(u) ? BYTE_UNITS[u.text] : undefined;
+      if (m === undefined) throw syntax(u);
+      return n * m;
+    };
+    const bytes = amount();
+    let used = 0;
+    if (this.isWord(this.peek(), 'used')) {
+      this.next();
+      used = amount();
+    }
+    return { kind: 'quota', over, bytes, used };
+  }
+
+  private rejectStmt(ctx: RuleCtx): Stmt {
+    const rejectTok = this.lastBefore();
     if (!this.isWord(this.peek(), 'with')) return { kind: 'reject' };
     this.next();
     const k = this.next();
     if (this.isWord(k, 'tcp')) {
       this.expectWord('reset');
+      if (this.l4 !== undefined && this.l4.protos.length === 1 && this.l4.protos[0] !== 'tcp') throw new LocatedError('you cannot use tcp reset with this protocol', tokSpan(rejectTok), this.l4.span);
       return { kind: 'reject', with: { kind: 'tcp-reset' } };
     }
     if (this.isWord(k, 'icmp') || this.isWord(k, 'icmpx')) {
@@ -1114,6 +1439,7 @@ class Parser {
           ? ['net-unreachable', 'host-unreachable', 'prot-unreachable', 'port-unreachable', 'net-prohibited', 'host-prohibited', 'admin-prohibited', 'frag-needed']
           : ['port-unreachable', 'admin-prohibited', 'no-route', 'host-unreachable'];
       if (!this.isWord(code) || !ok.includes(code.text)) throw new LocatedError(`Could not parse ${k.text === 'icmp' ? 'ICMP' : 'reject'} code`, tokSpan(code));
+      if (k.text === 'icmpx' && ctx.family === 'ip') throw new LocatedError('abstracted ICMP unreachable not supported', tokSpan(code), tokSpan(rejectTok));
       return { kind: 'reject', with: { kind: k.text === 'icmp' ? 'icmp' : 'icmpx', code: code.text } };
     }
     throw syntax(k);
@@ -1192,8 +1518,30 @@ class Parser {
       }
       return { kind: 'expr', expr: e };
     }
+    if (type === 'classid') return { kind: 'value', value: this.classid() };
     const v = this.next();
     return { kind: 'value', value: typeToken(type, v) };
+  }
+
+  /** A TC class id: `MAJOR:MINOR` (hex, either may be empty), `none` or `root`. */
+  private classid(): Value {
+    const t = this.next();
+    let text = t.text;
+    let last = t;
+    if (this.isPunct(this.peek(), ':')) {
+      last = this.next();
+      text += ':';
+      const m = this.peek();
+      if (m.kind === 'number' || m.kind === 'word') {
+        last = this.next();
+        text += m.text;
+      }
+    } else if (this.isPunct(t, ':')) {
+      const m = this.next();
+      last = m;
+      text += m.text;
+    }
+    return typeToken('classid', { ...t, text, endCol: last.endCol });
   }
 
   private mapLookup(key: Expr, data: readonly DataType[], ctx: RuleCtx): MapLookup {
@@ -1205,8 +1553,9 @@ class Parser {
       ctx.setRefs.push(name);
       return { key, map: { kind: 'ref', name: name.name } };
     }
-    this.expectPunct('{');
+    const open = this.expectPunct('{');
     const raws = this.rawElements(true);
+    ctx.anonSpans.push(this.span(open, this.lastBefore()));
     const elements = raws.map((r) => {
       if (r.data?.kind === 'verdict' && r.data.chain !== undefined) ctx.targets.push(r.data.chain);
       return typeElement({ keyType, dataType: data }, r);
@@ -1223,7 +1572,12 @@ class Parser {
       const op = t.kind === 'punct' && (t.text === '&' || t.text === '|' || t.text === '^') ? t.text : this.isWord(t, 'and') ? '&' : this.isWord(t, 'or') ? '|' : this.isWord(t, 'xor') ? '^' : undefined;
       if (op === undefined) return e;
       this.next();
-      e = { kind: 'binop', op, left: e, right: this.binopValue(e.type), type: e.type };
+      const right = this.binopValue(e.type);
+      if (op === '|' && e.kind === 'binop' && e.op === '&' && right.type !== 'ifname' && right.type !== 'verdict' && e.right.type !== 'ifname' && e.right.type !== 'verdict') {
+        // The kernel's one bitwise operation keeps (x & m) ^ v; nft lists it as `& (m | v) | v`.
+        e = { ...e, right: { ...e.right, n: (e.right.n | right.n) >>> 0 } };
+      }
+      e = { kind: 'binop', op, left: e, right, type: e.type };
     }
   }
 
@@ -1261,27 +1615,59 @@ class Parser {
   private primary(_family: Family): Expr {
     const t = this.next();
     if (t.kind !== 'word') throw syntax(t);
+    if (t.text === 'tcp' && this.isWord(this.peek(), 'option')) {
+      this.next();
+      const o = this.next();
+      const fields = this.isWord(o) ? TCP_OPTIONS[o.text] : undefined;
+      if (fields === undefined) throw syntax(o);
+      const f = this.peek();
+      if (this.isWord(f) && fields[f.text] !== undefined) {
+        this.next();
+        return { kind: 'exthdr', option: o.text, field: f.text, type: fields[f.text] as DataType };
+      }
+      return { kind: 'exthdr', option: o.text, type: 'boolean' };
+    }
+    if (NOT_MODELLED[t.text] !== undefined) throw new LocatedError(`${t.text} expressions are not modelled by netsim (${NOT_MODELLED[t.text]})`, tokSpan(t), undefined, 'unsupported');
     const proto = PAYLOAD[t.text];
     if (proto !== undefined) {
       const f = this.next();
       const type = this.isWord(f) ? proto[f.text] : undefined;
       if (type === undefined) throw syntax(f);
-      return { kind: 'payload', proto: t.text as 'ip', field: f.text, type };
+      if (t.text === 'th' && this.l4 !== undefined && this.l4.protos.length === 1 && PORTED.has(this.l4.protos[0] as string)) {
+        // With the transport protocol known, nft reads (and lists) `th` ports as that header's.
+        return { kind: 'payload', proto: this.l4.protos[0] as string, field: f.text, type };
+      }
+      if (TRANSPORT.has(t.text)) {
+        // One rule reads one transport header: nft refuses a second, different one.
+        // After a set of protocols (`meta l4proto { tcp, udp }`) any header conflicts; nft names the first other one.
+        const other = this.l4 === undefined ? undefined : this.l4.protos.length > 1 ? this.l4.protos.find((p) => p !== t.text) : this.l4.protos[0] !== t.text ? this.l4.protos[0] : undefined;
+        if (other !== undefined) this.deferred ??= new LocatedError(`conflicting protocols specified: ${other} vs. ${t.text}`, this.span(t, f));
+        this.l4 = { protos: [t.text], span: this.span(t, f) };
+      }
+      return { kind: 'payload', proto: t.text, field: f.text, type };
     }
     if (t.text === 'meta') {
       const k = this.next();
       const type = this.isWord(k) ? META_KEYS[k.text] : undefined;
       if (type === undefined) throw syntax(k);
-      return { kind: 'meta', key: k.text, type, bare: BARE_META.has(k.text) };
+      return { kind: 'meta', key: k.text, type, bare: PRINT_BARE_META.has(k.text) };
     }
     if (BARE_META.has(t.text)) {
-      return { kind: 'meta', key: t.text, type: META_KEYS[t.text] as DataType, bare: true };
+      return { kind: 'meta', key: t.text, type: META_KEYS[t.text] as DataType, bare: PRINT_BARE_META.has(t.text) };
     }
     if (t.text === 'ct') {
       const k = this.next();
-      if (!this.isWord(k) || !['state', 'status', 'mark'].includes(k.text)) throw syntax(k);
-      const type: DataType = k.text === 'state' ? 'ct_state' : k.text === 'status' ? 'ct_status' : 'mark';
-      return { kind: 'ct', key: k.text as 'state', type };
+      if (this.isWord(k, 'original') || this.isWord(k, 'reply')) {
+        const a = this.next();
+        let key = a.text;
+        if (this.isWord(a, 'ip')) key = `ip ${this.next().text}`;
+        const type = CT_DIR_KEYS[key];
+        if (type === undefined) throw syntax(a);
+        return { kind: 'ct', key, dir: k.text as 'original', type };
+      }
+      const type = this.isWord(k) ? CT_KEYS[k.text] : undefined;
+      if (type === undefined) throw syntax(k);
+      return { kind: 'ct', key: k.text, type };
     }
     if (t.text === 'fib') {
       const flags: string[] = [];
@@ -1293,8 +1679,10 @@ class Parser {
         this.next();
       }
       const r = this.next();
-      if (!this.isWord(r, 'type')) throw new LocatedError('fib results other than type are not supported by netsim', tokSpan(r), undefined, 'unsupported');
-      return { kind: 'fib', flags, result: 'type', type: 'fib_addrtype' };
+      if (this.isWord(r, 'type')) return { kind: 'fib', flags, result: 'type', type: 'fib_addrtype' };
+      if (this.isWord(r, 'oif')) return { kind: 'fib', flags, result: 'oif', type: 'iface_index' };
+      if (this.isWord(r, 'oifname')) return { kind: 'fib', flags, result: 'oifname', type: 'ifname' };
+      throw syntax(r);
     }
     if (t.text === 'numgen') {
       const m = this.next();
@@ -1327,7 +1715,13 @@ class Parser {
       this.next();
       const raws = this.rawElements(false);
       const typed = raws.map((r) => typeElement({ keyType: types }, r));
-      let elements = sortElements(typed);
+      this.lastProtoSet = types.length === 1 && types[0] === 'inet_proto' ? typed.map((e) => { const k = e.key[0]; return k?.kind === 'value' && k.value.type !== 'ifname' && k.value.type !== 'verdict' ? k.value.n : -1; }) : undefined;
+      let elements = dedupe(sortElements(typed));
+      if (types.length === 1 && types[0] === 'ifname' && elements.some((e) => { const k = e.key[0]; return k?.kind === 'value' && k.value.type === 'ifname' && k.value.s.endsWith('*'); })) {
+        // A wildcard makes the set an interval set: listed in the tree's order, by name.
+        const name = (e: Element): string => { const k = e.key[0]; return k?.kind === 'value' && k.value.type === 'ifname' ? k.value.s.replace(/\*$/, '') : ''; };
+        elements = [...elements].sort((a, b) => (name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : 0));
+      }
       const hasInterval = elements.some((e) => e.key.some((k) => k.kind === 'range'));
       if (hasInterval && types.length === 1) elements = automerge(elements, types[0] as DataType);
       if (raws.length === 1 && elements.length === 1 && types.length === 1) {
@@ -1342,6 +1736,7 @@ class Parser {
           return { op, right: { kind: 'range', type: k.type, lo: k.lo, hi: k.hi } };
         }
       }
+      ctx.anonSpans.push(this.span(n, this.lastBefore()));
       return { op, right: { kind: 'set', elements, keyType: types } };
     }
     if (this.isPunct(n, '@')) {
@@ -1356,9 +1751,13 @@ class Parser {
       return { op, right: { kind: 'set', elements: [el], keyType: types } };
     }
     const type = types[0] as DataType;
+    if ((this.isWord(n, 'exists') || this.isWord(n, 'missing')) && (left.kind === 'fib' || left.kind === 'exthdr')) {
+      this.next();
+      return { op, right: { kind: 'value', value: { type: 'boolean', n: n.text === 'exists' ? 1 : 0 } } };
+    }
     if (isBitmask(type)) {
       const vals: Token[] = [this.next()];
-      while (this.isPunct(this.peek(), ',')) {
+      while (this.isPunct(this.peek(), ',') || this.isPunct(this.peek(), '|')) {
         this.next();
         vals.push(this.next());
       }
@@ -1377,6 +1776,7 @@ class Parser {
       }
       return { op, right: { kind: 'value', value } };
     }
+    if (type === 'classid') return { op, right: { kind: 'value', value: this.classid() } };
     const atom = this.rawAtom();
     const kp = typeAtom(type, atom);
     if (kp.kind === 'value') return { op, right: { kind: 'value', value: kp.value } };
@@ -1387,6 +1787,9 @@ class Parser {
 
 interface RuleCtx {
   readonly family: Family;
+  readonly objRefs: (Named & { readonly type: NftObject['kind'] })[];
+  readonly updateSpans: Span[];
+  readonly anonSpans: Span[];
   readonly setRefs: Named[];
   readonly targets: Named[];
   readonly jumps: { chain: string; span: Span }[];
@@ -1400,7 +1803,7 @@ function prefixRhs(type: DataType, lo: number, hi: number): Rhs {
 }
 
 function isExprStart(w: string): boolean {
-  return w in PAYLOAD || w === 'meta' || w === 'ct' || w === 'fib' || w === 'numgen' || BARE_META.has(w);
+  return w in PAYLOAD || w in NOT_MODELLED || w === 'meta' || w === 'ct' || w === 'fib' || w === 'numgen' || BARE_META.has(w);
 }
 
 function mentionsIp(e: Expr): boolean {
@@ -1415,10 +1818,24 @@ function hasTransport(stmts: readonly Stmt[]): boolean {
   return stmts.some(
     (s) =>
       s.kind === 'match' &&
-      ((s.left.kind === 'payload' && (s.left.proto === 'tcp' || s.left.proto === 'udp' || s.left.proto === 'th' || s.left.field === 'protocol')) ||
+      // `th` names no protocol: it does not count.
+      ((s.left.kind === 'payload' && (PORTED.has(s.left.proto) || s.left.field === 'protocol')) ||
         (s.left.kind === 'meta' && s.left.key === 'l4proto') ||
         (s.left.kind === 'concat' && s.left.parts.some((p) => p.kind === 'payload' && (p.proto === 'tcp' || p.proto === 'udp' || p.proto === 'th')))),
   );
+}
+
+/** Drops repeated keys of an anonymous set (sorted, so repeats are neighbours). */
+function dedupe(els: readonly Element[]): Element[] {
+  const out: Element[] = [];
+  let last: string | undefined;
+  for (const e of els) {
+    const id = keyId(e.key);
+    if (id === last) continue;
+    last = id;
+    out.push(e);
+  }
+  return out;
 }
 
 /** Sorts elements as nft lists them. */
@@ -1437,9 +1854,11 @@ export function exprText(e: Expr): string {
     case 'payload':
       return `${e.proto} ${e.field}`;
     case 'meta':
-      return BARE_META.has(e.key) && e.key !== 'mark' && e.key !== 'pkttype' ? e.key : `meta ${e.key}`;
+      return e.bare ? e.key : `meta ${e.key}`;
     case 'ct':
-      return `ct ${e.key}`;
+      return e.dir !== undefined ? `ct ${e.dir} ${e.key}` : `ct ${e.key}`;
+    case 'exthdr':
+      return `tcp option ${e.option}${e.field !== undefined ? ` ${e.field}` : ''}`;
     case 'fib':
       return `fib ${e.flags.join(' . ')} ${e.result}`;
     case 'numgen':
@@ -1454,6 +1873,71 @@ export function exprText(e: Expr): string {
 import { formatValue } from './datatypes.ts';
 function valueTextForBinop(v: Value): string {
   return formatValue(v);
+}
+
+/** Bit offset and width of the byte-aligned header fields nft may merge (`nft describe`). */
+const FIELD_BITS: Readonly<Record<string, Readonly<Record<string, readonly [number, number]>>>> = {
+  ip: { length: [16, 16], id: [32, 16], 'frag-off': [48, 16], ttl: [64, 8], protocol: [72, 8], checksum: [80, 16], saddr: [96, 32], daddr: [128, 32] },
+  tcp: { sport: [0, 16], dport: [16, 16], sequence: [32, 32], ackseq: [64, 32], window: [112, 16], checksum: [128, 16], urgptr: [144, 16] },
+  udp: { sport: [0, 16], dport: [16, 16], length: [32, 16], checksum: [48, 16] },
+  udplite: { sport: [0, 16], dport: [16, 16] },
+  sctp: { sport: [0, 16], dport: [16, 16] },
+  dccp: { sport: [0, 16], dport: [16, 16] },
+  th: { sport: [0, 16], dport: [16, 16] },
+  icmp: { type: [0, 8], code: [8, 8], checksum: [16, 16], id: [32, 16], sequence: [48, 16] },
+};
+
+/**
+ * nft merges equality matches on adjacent fields of one header into one comparison of at most 32
+ * bits (`tcp dport 80 tcp sport 1024`), and lists the result split again in header order at the
+ * place of the last of them (`tcp sport 1024 tcp dport 80`).
+ */
+function mergePayloads(stmts: readonly Stmt[]): Stmt[] {
+  type Cand = { i: number; proto: string; off: number; len: number };
+  const cands: Cand[] = [];
+  stmts.forEach((s, i) => {
+    if (s.kind !== 'match' || s.left.kind !== 'payload' || (s.op !== 'implicit' && s.op !== '==') || s.right.kind !== 'value') return;
+    const fb = FIELD_BITS[s.left.proto]?.[s.left.field];
+    if (fb !== undefined) cands.push({ i, proto: s.left.proto, off: fb[0], len: fb[1] });
+  });
+  if (cands.length < 2) return [...stmts];
+  const groups: Cand[][] = [];
+  for (const base of [['ip'], ['tcp', 'udp', 'udplite', 'sctp', 'dccp', 'th', 'icmp']]) {
+    const cs = cands.filter((c) => base.includes(c.proto)).sort((a, b) => a.off - b.off || a.i - b.i);
+    let run: Cand[] = [];
+    for (const c of cs) {
+      const last = run[run.length - 1];
+      const bits = run.reduce((n, x) => n + x.len, 0);
+      if (last !== undefined && c.off === last.off + last.len && bits + c.len <= 32 && c.proto === last.proto) run.push(c);
+      else {
+        if (run.length > 1) groups.push(run);
+        run = [c];
+      }
+    }
+    if (run.length > 1) groups.push(run);
+  }
+  if (groups.length === 0) return [...stmts];
+  const moved = new Set(groups.flat().map((c) => c.i));
+  const out: Stmt[] = [];
+  stmts.forEach((s, i) => {
+    const g = groups.find((x) => Math.max(...x.map((c) => c.i)) === i);
+    if (g !== undefined) for (const c of g) out.push(stmts[c.i] as Stmt);
+    else if (!moved.has(i)) out.push(s);
+  });
+  return out;
+}
+
+/**
+ * `icmp id` and `icmp sequence` exist only in echo messages: nft adds `icmp type { echo-reply,
+ * echo-request }` before the first of them when no `icmp type` match comes earlier.
+ */
+function icmpEchoDependency(stmts: readonly Stmt[]): Stmt[] {
+  const i = stmts.findIndex((s) => s.kind === 'match' && s.left.kind === 'payload' && s.left.proto === 'icmp' && (s.left.field === 'id' || s.left.field === 'sequence'));
+  if (i < 0) return [...stmts];
+  if (stmts.slice(0, i).some((s) => s.kind === 'match' && s.left.kind === 'payload' && s.left.proto === 'icmp' && s.left.field === 'type')) return [...stmts];
+  const echo = (n: number): Element => ({ key: [{ kind: 'value', value: { type: 'icmp_type', n } }] });
+  const dep: Stmt = { kind: 'match', left: { kind: 'payload', proto: 'icmp', field: 'type', type: 'icmp_type' }, op: 'implicit', right: { kind: 'set', elements: [echo(0), echo(8)], keyType: ['icmp_type'] } };
+  return [...stmts.slice(0, i), dep, ...stmts.slice(i)];
 }
 
 /**

@@ -13,7 +13,7 @@ import type { Command, Named, RawElement } from './commands.ts';
 import { automerge, checkConflicts, keyId, LocatedError, typeElement } from './elements.ts';
 import { NftError, type Diagnostic, type NftErrorCode, type Span } from './errors.ts';
 import { parse } from './parser.ts';
-import type { Chain, DataType, Element, Family, Hook, NftSet, NftVersion, Rule, Ruleset, Stmt, Table } from './types.ts';
+import type { Chain, DataType, Element, Family, Hook, NftObject, NftSet, NftVersion, Rule, Ruleset, SetFlag, Stmt, Table } from './types.ts';
 import { DEFAULT_NFT_VERSION } from './types.ts';
 
 export interface ApplyOptions {
@@ -38,6 +38,8 @@ class KernelError extends Error {
   constructor(
     readonly errno: Errno,
     readonly span: Span,
+    /** Messages of the same command that fail first with the same errno (a rule's anonymous sets). */
+    readonly before: readonly Span[] = [],
   ) {
     super(ERRNO[errno]);
   }
@@ -63,12 +65,17 @@ interface WTable {
   handle: number;
   comment?: string;
   dormant: boolean;
+  objects: Map<string, NftObject>;
   sets: Map<string, WSet>;
   chains: Map<string, WChain>;
   nextHandle: number;
   /** Rule-add commands of this batch, with their spans, for the sticky validation failure. */
-  ruleCmds: { batch: number; span: Span }[];
+  ruleCmds: { batch: number; span: Span; anon?: readonly Span[] }[];
   touched: boolean;
+}
+
+function objKey(kind: NftObject['kind'], name: string): string {
+  return `${kind}\u0000${name}`;
 }
 
 function key(family: Family, name: string): string {
@@ -82,6 +89,7 @@ function fromTable(t: Table): WTable {
     handle: t.handle,
     ...(t.comment !== undefined && { comment: t.comment }),
     dormant: t.dormant,
+    objects: new Map((t.objects ?? []).map((o) => [objKey(o.kind, o.name), o])),
     sets: new Map(t.sets.map((s) => [s.name, { set: s, elements: new Map(s.elements.map((el) => [keyId(el.key), { el, batch: -1 }])) }])),
     chains: new Map(
       t.chains.map((c) => [
@@ -103,6 +111,7 @@ function toTable(w: WTable, orig: Table | undefined): Table {
     handle: w.handle,
     ...(w.comment !== undefined && { comment: w.comment }),
     dormant: w.dormant,
+    ...(w.objects.size > 0 && { objects: [...w.objects.values()] }),
     sets: [...w.sets.values()].map((s) => ({ ...s.set, elements: [...s.elements.values()].map((e) => e.el) })),
     chains: [...w.chains.values()].map((c) => ({
       name: c.name,
@@ -120,11 +129,15 @@ function stmtAllowed(s: Stmt, hook: Hook, type: Chain['base'] extends infer B ? 
   switch (s.kind) {
     case 'nat':
       if (type !== 'nat') return false;
-      return s.nat === 'dnat' || s.nat === 'redirect' ? hook === 'prerouting' || hook === 'output' : hook === 'postrouting' || hook === 'input';
+      if (s.nat === 'dnat' || s.nat === 'redirect') return hook === 'prerouting' || hook === 'output';
+      // masquerade is postrouting only; snat also at input.
+      return s.nat === 'masquerade' ? hook === 'postrouting' : hook === 'postrouting' || hook === 'input';
     case 'reject':
       return hook === 'input' || hook === 'forward' || hook === 'output' || hook === 'prerouting';
-    case 'notrack':
-      return hook === 'prerouting' || hook === 'output';
+    case 'field-set':
+      // `rt mtu` needs a route: not before the routing decision.
+      if (s.source.kind === 'text') return hook === 'forward' || hook === 'output' || hook === 'postrouting';
+      return true;
     case 'match':
       if (s.left.kind === 'fib' && s.left.flags.includes('iif')) return hook === 'prerouting' || hook === 'input' || hook === 'forward';
       if (s.left.kind === 'fib' && s.left.flags.includes('oif')) return hook === 'output' || hook === 'postrouting' || hook === 'forward';
@@ -137,6 +150,11 @@ function stmtAllowed(s: Stmt, hook: Hook, type: Chain['base'] extends infer B ? 
     case 'meta-set':
     case 'ct-set':
     case 'set-update':
+    case 'notrack':
+    case 'quota':
+    case 'ct-count':
+    case 'synproxy':
+    case 'objref':
       return true;
   }
 }
@@ -225,6 +243,8 @@ export function tryNftApply(ruleset: Ruleset, text: string, opts: ApplyOptions =
   const file = opts.file ?? '/dev/stdin';
   const parsed = parse(text, { version: opts.version ?? DEFAULT_NFT_VERSION });
   const diags: Diagnostic[] = [...parsed.diagnostics];
+  // Syntax errors stop nft before it evaluates anything.
+  if (diags.some((d) => d.code === 'syntax')) return { ok: false, error: new NftError(file, text, diags.slice(0, 10)) };
   const tx = new Transaction(ruleset);
   const evalDiags: Diagnostic[] = [];
   const kernelDiags: Diagnostic[] = [];
@@ -236,6 +256,7 @@ export function tryNftApply(ruleset: Ruleset, text: string, opts: ApplyOptions =
         const code: NftErrorCode = e.code;
         evalDiags.push({ code, span: e.span, message: e.message, ...(e.related !== undefined && { related: e.related }) });
       } else if (e instanceof KernelError) {
+        for (const span of e.before) kernelDiags.push({ code: 'kernel', span, message: `Could not process rule: ${e.message}` });
         kernelDiags.push({ code: 'kernel', span: e.span, message: `Could not process rule: ${e.message}` });
       } else throw e;
     }
@@ -243,7 +264,7 @@ export function tryNftApply(ruleset: Ruleset, text: string, opts: ApplyOptions =
   diags.push(...evalDiags);
   if (diags.length === 0) {
     kernelDiags.push(...tx.validateAll());
-    kernelDiags.sort((a, b) => a.span.line - b.span.line || a.span.col - b.span.col);
+    kernelDiags.sort((a, b) => a.span.line - b.span.line);
     diags.push(...kernelDiags);
   }
   if (diags.length > 0) return { ok: false, error: new NftError(file, text, diags.slice(0, 10)) };
@@ -280,6 +301,12 @@ class Transaction {
     return w;
   }
 
+  /** A table nft looks up in its cache before sending the batch: a missing one is a userspace error. */
+  private needCached(family: Family, n: Named): WTable {
+    if (this.table(family, n.name) === undefined) throw new LocatedError(ERRNO.ENOENT, n.span);
+    return this.need(family, n);
+  }
+
   private need(family: Family, n: Named): WTable {
     const t = this.table(family, n.name);
     if (t === undefined) throw new KernelError('ENOENT', n.span);
@@ -301,14 +328,27 @@ class Transaction {
     return { tables };
   }
 
+  /** Set by a failure after which the kernel reports no validation errors. */
+  skipValidation = false;
+
   validateAll(): Diagnostic[] {
     const out: Diagnostic[] = [];
+    if (this.skipValidation) return out;
     for (const w of this.tables.values()) {
       if (!w.touched || w.ruleCmds.length === 0) continue;
       const v = validate(w);
       if (v === undefined) continue;
       for (const r of w.ruleCmds) {
-        if (r.batch >= v.batch) out.push({ code: 'kernel', span: r.batch === v.batch && v.span !== undefined ? v.span : r.span, message: `Could not process rule: ${ERRNO[v.errno]}` });
+        if (r.batch < v.batch) continue;
+        // The failing rule is named (or its jump, for a loop); a later one fails at its anonymous
+        // sets too, which are sent before it.
+        const message = `Could not process rule: ${ERRNO[v.errno]}`;
+        if (r.batch === v.batch) {
+          out.push({ code: 'kernel', span: v.span ?? r.span, message });
+          continue;
+        }
+        for (const a of r.anon ?? []) out.push({ code: 'kernel', span: a, message });
+        out.push({ code: 'kernel', span: r.span, message });
       }
     }
     return out;
@@ -331,6 +371,7 @@ class Transaction {
           handle: this.nextTableHandle++,
           ...(cmd.comment !== undefined && { comment: cmd.comment }),
           dormant: cmd.dormant === true,
+          objects: new Map(),
           sets: new Map(),
           chains: new Map(),
           nextHandle: 1,
@@ -348,11 +389,12 @@ class Transaction {
         return;
       }
       case 'chain': {
-        const t = this.need(cmd.family, cmd.table);
+        const t = this.needCached(cmd.family, cmd.table);
         const existing = t.chains.get(cmd.name.name);
         if (cmd.base !== undefined) {
           const ok = cmd.base.type === 'filter' || (cmd.base.type === 'nat' && NAT_HOOKS.includes(cmd.base.hook)) || (cmd.base.type === 'route' && cmd.base.hook === 'output');
-          if (!ok) throw new KernelError('EOPNOTSUPP', cmd.name.span);
+          // nat chains must run after conntrack (priority above -200).
+          if (!ok || (cmd.base.type === 'nat' && cmd.base.priority <= -200)) throw new KernelError('EOPNOTSUPP', cmd.errSpan ?? cmd.name.span);
         }
         if (existing !== undefined) {
           if (cmd.op === 'create') throw new KernelError('EEXIST', cmd.name.span);
@@ -377,6 +419,16 @@ class Transaction {
         return this.rule(cmd, batch);
       case 'set':
         return this.set(cmd, batch);
+      case 'object': {
+        const t = this.need(cmd.family, cmd.table);
+        const k = objKey(cmd.obj.kind, cmd.name.name);
+        if (t.objects.has(k)) {
+          if (cmd.op === 'create') throw new KernelError('EEXIST', cmd.name.span);
+          return;
+        }
+        t.objects.set(k, { ...cmd.obj, handle: t.nextHandle++ });
+        return;
+      }
       case 'element':
         return this.element(cmd, batch);
       case 'delete':
@@ -391,17 +443,36 @@ class Transaction {
     if (ee !== undefined) throw new LocatedError(ee.message, ee.span, ee.related);
     // Userspace: every @set must exist (in the ruleset or earlier in this batch).
     const t0 = this.table(cmd.family, cmd.table.name);
+    if (t0 === undefined && cmd.body.setRefs.length > 0) throw new LocatedError(ERRNO.ENOENT, cmd.table.span);
     for (const ref of cmd.body.setRefs) {
       if (t0?.sets.get(ref.name) === undefined) {
         throw new LocatedError(ERRNO.ENOENT, { line: ref.span.line, col: ref.span.col - 1, endCol: ref.span.endCol });
       }
     }
     this.checkSetTypes(cmd, t0);
+    // Without the table, the rule's anonymous sets (sent before it) fail as well.
+    if (t0 === undefined) throw new KernelError('ENOENT', cmd.table.span, (cmd.body.anonSpans ?? []).flatMap((a) => [cmd.table.span, a]));
     const t = this.need(cmd.family, cmd.table);
     const chain = t.chains.get(cmd.chain.name);
     if (chain === undefined) throw new KernelError('ENOENT', cmd.chain.span);
     for (const target of cmd.body.targets) {
       if (!t.chains.has(target.name)) throw new KernelError('ENOENT', target.span);
+    }
+    for (const ref of cmd.body.objRefs ?? []) {
+      if (!t.objects.has(objKey(ref.type, ref.name))) throw new KernelError('ENOENT', ref.span);
+    }
+    let updates = 0;
+    for (const st of cmd.body.stmts) {
+      if (st.kind !== 'set-update') continue;
+      const updateSpan = cmd.body.updateSpans?.[updates++] ?? cmd.span;
+      const ws = t.sets.get(st.set);
+      if (ws === undefined) continue;
+      // A timeout on the element needs a set with timeouts.
+      if (st.timeoutMs !== undefined && !ws.set.flags.includes('timeout') && ws.set.timeoutMs === undefined) throw new KernelError('EOPNOTSUPP', updateSpan);
+      // nft gives the set its default size; a set created in this same batch also becomes dynamic.
+      const committed = this.orig.get(key(cmd.family, cmd.table.name))?.sets.some((x) => x.name === st.set && x.handle === ws.set.handle) === true;
+      const flags: readonly SetFlag[] = committed || ws.set.flags.includes('dynamic') ? ws.set.flags : [...ws.set.flags, 'dynamic'];
+      ws.set = { ...ws.set, size: ws.set.size ?? 65535, flags };
     }
     const rule: Rule = { handle: t.nextHandle++, stmts: cmd.body.stmts, ...(cmd.body.comment !== undefined && { comment: cmd.body.comment }) };
     const entry = { rule, batch, jumps: cmd.body.jumps };
@@ -422,7 +493,8 @@ class Transaction {
       if (pos.n > chain.rules.length) throw new KernelError('ENOENT', pos.span);
       chain.rules.splice(cmd.op === 'insert' ? pos.n : pos.n + 1, 0, entry);
     }
-    t.ruleCmds.push({ batch, span: cmd.span });
+    const anon = cmd.body.anonSpans;
+    t.ruleCmds.push({ batch, span: cmd.span, ...(anon !== undefined && { anon }) });
   }
 
   /** Lookups in a named set or map must match its key type (and a vmap needs a verdict map). */
@@ -444,7 +516,7 @@ class Transaction {
     const d = cmd.decl;
     if (d.keyType === undefined) throw new LocatedError('set definition does not specify key', cmd.name.span);
     if (t !== undefined && d.elements !== undefined) this.typeAll(d.elements, { keyType: d.keyType, ...(d.dataType !== undefined && { dataType: d.dataType }) }, d.flags.includes('interval'), []);
-    const tt = this.need(cmd.family, cmd.table);
+    const tt = this.needCached(cmd.family, cmd.table);
     const existing = tt.sets.get(cmd.name.name);
     if (existing !== undefined) {
       if (cmd.op === 'create') throw new KernelError('EEXIST', cmd.name.span);
@@ -498,10 +570,24 @@ class Transaction {
       return;
     }
     const typed = this.typeAll(raws, { keyType: s.keyType, ...(s.dataType !== undefined && { dataType: s.dataType }) }, s.flags.includes('interval'), s.flags.includes('interval') ? [...w.elements.values()].map((e) => e.el) : []);
+    // One command listing a key twice with other data: nft finds it before sending the batch.
+    const inCommand = new Map<string, Element>();
+    typed.forEach((el, i) => {
+      const id = keyId(el.key);
+      const before = inCommand.get(id);
+      if (before !== undefined && JSON.stringify(before.data) !== JSON.stringify(el.data)) {
+        const raw = raws[i] as RawElement;
+        // Seen on nft 1.0.6 / Linux 6.18: this failure also keeps the table validation from reporting.
+        this.skipValidation = true;
+        throw new KernelError('EEXIST', spans?.[i] ?? raw.keySpan ?? raw.span);
+      }
+      inCommand.set(id, el);
+    });
     typed.forEach((el, i) => {
       const withCounter = s.counter && el.counter === undefined ? { ...el, counter: { packets: 0, bytes: 0 } } : el;
       const id = keyId(el.key);
       const at = w.elements.get(id);
+      if (at !== undefined && at.batch === batch && !exclusive && JSON.stringify(at.el.data) === JSON.stringify(el.data)) return;
       if (at !== undefined) {
         const raw = raws[i] as RawElement;
         // The kernel refuses an existing key under `create`, and under `add` when the data differs.
@@ -515,7 +601,8 @@ class Transaction {
 
   private element(cmd: Extract<Command, { kind: 'element' }>, batch: number): void {
     const t0 = this.table(cmd.family, cmd.table.name);
-    const w0 = t0?.sets.get(cmd.set.name);
+    if (t0 === undefined) throw new LocatedError(ERRNO.ENOENT, cmd.table.span);
+    const w0 = t0.sets.get(cmd.set.name);
     if (w0 === undefined) throw new LocatedError(ERRNO.ENOENT, cmd.set.span);
     const t = this.need(cmd.family, cmd.table);
     const w = t.sets.get(cmd.set.name) as WSet;
@@ -559,7 +646,8 @@ class Transaction {
           if (destroy) return;
           throw new KernelError('ENOENT', name.span);
         }
-        if (c.rules.length > 0 || this.referenced(t, name.name)) throw new KernelError('EBUSY', name.span);
+        // The kernel deletes the chain's rules with it; only a jump, goto or verdict map to it keeps it.
+        if (this.referenced(t, name.name)) throw new KernelError('EBUSY', name.span);
         t.chains.delete(name.name);
         return;
       }
@@ -573,6 +661,22 @@ class Transaction {
         const used = [...t.chains.values()].some((c) => c.rules.some((r) => JSON.stringify(r.rule.stmts).includes(`"name":${JSON.stringify(name.name)}`) || JSON.stringify(r.rule.stmts).includes(`"set":${JSON.stringify(name.name)}`)));
         if (used) throw new KernelError('EBUSY', name.span);
         t.sets.delete(name.name);
+        return;
+      }
+      case 'counter':
+      case 'quota':
+      case 'limit':
+      case 'ct helper': {
+        const name = cmd.name as Named;
+        const k = objKey(cmd.what, name.name);
+        if (!t.objects.has(k)) {
+          if (destroy) return;
+          throw new KernelError('ENOENT', name.span);
+        }
+        const what = cmd.what;
+        const used = [...t.chains.values()].some((c) => c.rules.some((r) => r.rule.stmts.some((x) => x.kind === 'objref' && x.type === what && x.name === name.name)));
+        if (used) throw new KernelError('EBUSY', name.span);
+        t.objects.delete(k);
         return;
       }
       case 'rule': {
@@ -614,7 +718,7 @@ class Transaction {
       this.order.length = 0;
       return;
     }
-    const t = this.need(cmd.family, cmd.table);
+    const t = cmd.what === 'set' || cmd.what === 'map' ? this.needCached(cmd.family, cmd.table) : this.need(cmd.family, cmd.table);
     if (cmd.what === 'table') {
       for (const c of t.chains.values()) c.rules = [];
       return;
@@ -626,7 +730,7 @@ class Transaction {
       return;
     }
     const s = t.sets.get(cmd.name.name);
-    if (s === undefined) throw new KernelError('ENOENT', cmd.name.span);
+    if (s === undefined) throw new LocatedError(ERRNO.ENOENT, cmd.name.span);
     s.elements = new Map();
   }
 }

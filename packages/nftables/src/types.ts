@@ -27,7 +27,23 @@ export type DataType =
   | 'nf_proto'
   | 'fib_addrtype'
   | 'pkt_type'
-  | 'integer';
+  | 'integer'
+  | 'dscp'
+  | 'ecn'
+  | 'icmp_code'
+  | 'ether_type'
+  | 'iface_type'
+  | 'devgroup'
+  | 'ct_dir'
+  | 'uid'
+  | 'gid'
+  | 'classid'
+  | 'time'
+  | 'boolean'
+  /** Integers of a header field narrower or wider than 32 bits (print as decimal; `u64` counters). */
+  | 'u8'
+  | 'u16'
+  | 'u64';
 
 /** A verdict: `accept`, `drop`, `continue`, `return`, `jump X`, `goto X`, `queue`. */
 export type Verdict =
@@ -45,6 +61,7 @@ export type Verdict =
  */
 export type Value =
   | { readonly type: Exclude<DataType, 'ifname' | 'verdict'>; readonly n: number }
+  /** Interface names, and the other NUL-padded strings of 16 bytes (`ct helper "ftp"`). */
   | { readonly type: 'ifname'; readonly s: string }
   | { readonly type: 'verdict'; readonly v: Verdict };
 
@@ -91,10 +108,18 @@ export type SetFlag = 'constant' | 'interval' | 'timeout' | 'dynamic';
 
 /** Expressions that read the packet (left-hand sides). */
 export type Expr =
-  | { readonly kind: 'payload'; readonly proto: 'ip' | 'tcp' | 'udp' | 'th' | 'icmp'; readonly field: string; readonly type: DataType }
+  /** A header field: `ip saddr`, `tcp dport`, `icmp code`, `sctp vtag`… (evaluation reads the ones a packet of netsim carries). */
+  | { readonly kind: 'payload'; readonly proto: string; readonly field: string; readonly type: DataType }
   | { readonly kind: 'meta'; readonly key: string; readonly type: DataType; readonly bare: boolean }
-  | { readonly kind: 'ct'; readonly key: 'state' | 'status' | 'mark'; readonly type: DataType }
-  | { readonly kind: 'fib'; readonly flags: readonly string[]; readonly result: 'type'; readonly type: DataType }
+  /**
+   * A conntrack key: `ct state|status|mark` (evaluated), and the ones kept for listing (`ct
+   * direction`, `ct zone`, `ct helper`, `ct original ip saddr` with `dir` and `key` `ip saddr`…).
+   */
+  | { readonly kind: 'ct'; readonly key: string; readonly dir?: 'original' | 'reply'; readonly type: DataType }
+  /** `fib FLAGS type|oif|oifname`; only `type` is evaluated. */
+  | { readonly kind: 'fib'; readonly flags: readonly string[]; readonly result: 'type' | 'oif' | 'oifname'; readonly type: DataType }
+  /** `tcp option NAME [FIELD]` (kept for listing, not evaluated). */
+  | { readonly kind: 'exthdr'; readonly option: string; readonly field?: string; readonly type: DataType }
   | { readonly kind: 'numgen'; readonly mode: 'random' | 'inc'; readonly mod: number; readonly offset: number; readonly type: DataType }
   | { readonly kind: 'concat'; readonly parts: readonly Expr[]; readonly type: DataType }
   | { readonly kind: 'binop'; readonly op: '&' | '|' | '^'; readonly left: Expr; readonly right: Value; readonly type: DataType };
@@ -138,8 +163,18 @@ export type Stmt =
   | { readonly kind: 'verdict'; readonly verdict: Verdict }
   | { readonly kind: 'vmap'; readonly lookup: MapLookup }
   | { readonly kind: 'counter'; readonly packets: number; readonly bytes: number }
-  | { readonly kind: 'log'; readonly prefix?: string; readonly level?: string; readonly flags?: string; readonly group?: number }
-  | { readonly kind: 'limit'; readonly over: boolean; readonly rate: number; readonly unit: string; readonly burst: number; readonly bytes?: string }
+  | {
+      readonly kind: 'log';
+      readonly prefix?: string;
+      readonly level?: string;
+      /** Bits: tcp sequence 1, tcp options 2, ip options 4, skuid 8, ether 32 (`all` is all five). */
+      readonly flags?: number;
+      readonly group?: number;
+      readonly snaplen?: number;
+      readonly queueThreshold?: number;
+    }
+  /** `limit rate`: packets per unit, or with `bytes` set, bytes per unit (rate and burst in bytes). */
+  | { readonly kind: 'limit'; readonly over: boolean; readonly rate: number; readonly unit: string; readonly burst: number; readonly bytes?: boolean }
   | { readonly kind: 'meta-set'; readonly key: 'mark'; readonly source: Source }
   | { readonly kind: 'ct-set'; readonly key: 'mark'; readonly source: Source }
   | {
@@ -153,7 +188,20 @@ export type Stmt =
     }
   | { readonly kind: 'reject'; readonly with?: { readonly kind: 'icmp' | 'icmpx'; readonly code: string } | { readonly kind: 'tcp-reset' } }
   | { readonly kind: 'notrack' }
-  | { readonly kind: 'set-update'; readonly op: 'add' | 'update'; readonly set: string; readonly key: Expr; readonly timeoutMs?: number };
+  | { readonly kind: 'set-update'; readonly op: 'add' | 'update'; readonly set: string; readonly key: Expr; readonly timeoutMs?: number }
+  /** `quota [over|until] N UNIT [used N UNIT]`: netsim carries no bytes, so a quota is never used up. */
+  | { readonly kind: 'quota'; readonly over: boolean; readonly bytes: number; readonly used: number }
+  /** `ct count [over] N`. Kept for listing; evaluation takes the count as under the limit. */
+  | { readonly kind: 'ct-count'; readonly over: boolean; readonly count: number }
+  /**
+   * A write netsim keeps for listing but does not model (`meta priority set`, `ct zone set`,
+   * `ip dscp set`, `tcp option maxseg size set rt mtu`…).
+   */
+  | { readonly kind: 'field-set'; readonly target: Expr; readonly source: Source | { readonly kind: 'text'; readonly text: string } }
+  /** `synproxy …`, kept as its canonical text. */
+  | { readonly kind: 'synproxy'; readonly text: string }
+  /** `counter name "x"`, `quota name "x"`, `limit name "x"`, `ct helper set "x"`: a named stateful object. */
+  | { readonly kind: 'objref'; readonly type: NftObject['kind']; readonly name: string };
 
 export interface Rule {
   readonly handle: number;
@@ -176,12 +224,26 @@ export interface Chain {
   readonly rules: readonly Rule[];
 }
 
+/** A named stateful object of a table (`counter`, `quota`, `limit`, `ct helper`). */
+export type NftObject = {
+  readonly name: string;
+  readonly handle: number;
+  readonly comment?: string;
+} & (
+  | { readonly kind: 'counter'; readonly packets: number; readonly bytes: number }
+  | { readonly kind: 'quota'; readonly over: boolean; readonly bytes: number; readonly used: number }
+  | { readonly kind: 'limit'; readonly over: boolean; readonly rate: number; readonly unit: string; readonly burst: number; readonly bytes?: boolean }
+  | { readonly kind: 'ct helper'; readonly helper: string; readonly protocol: 'tcp' | 'udp'; readonly l3proto: 'ip' | 'inet' | 'ip6' }
+);
+
 export interface Table {
   readonly family: Family;
   readonly name: string;
   readonly handle: number;
   readonly comment?: string;
   readonly dormant: boolean;
+  /** Stateful objects in creation order (listed first). */
+  readonly objects?: readonly NftObject[];
   /** Sets and maps in creation order. */
   readonly sets: readonly NftSet[];
   /** Chains in creation order. */

@@ -7,9 +7,14 @@
  *   rejected (exit 2) naming file, line, column and token, followed by what iptables-restore prints.
  * - `diff` prints rule-level differences (see `formatDiff`); exit 0 when none, 1 when some, 2 on
  *   unreadable input, like diff(1).
+ *
+ * Both take `--ipset FILE` (`ipset save` output): the sets the host has. Without it `fmt` reads
+ * the dump on a host with no ipsets, where `-m set --match-set NAME` and `-j SET` fail as
+ * `iptables-restore` fails; `diff` checks set names only when it is given.
  */
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import { IpsetFileError, ipsetNames } from '../ipsetFile.ts';
 import {
   diff,
   formatDiff,
@@ -44,6 +49,10 @@ function reportError(io: Io, command: string, e: unknown): number {
     if (e.stderr !== undefined) io.stderr(e.stderr);
     return 2;
   }
+  if (e instanceof IpsetFileError) {
+    io.stderr(`netsim ruleset ${command}: ${e.message}\n`);
+    return 2;
+  }
   if (e instanceof Error && 'code' in e && typeof e.code === 'string' && e.code.startsWith('E')) {
     io.stderr(`netsim ruleset ${command}: ${e.message}\n`);
     return 2;
@@ -51,13 +60,19 @@ function reportError(io: Io, command: string, e: unknown): number {
   throw e;
 }
 
+/** The set names of `--ipset FILE`, or none. */
+function setsOf(io: Io, ipset: string | undefined): string[] {
+  return ipset === undefined ? [] : ipsetNames(io.readFile(ipset), displayName(ipset));
+}
+
 /** `ruleset fmt`: returns the exit status. */
-export function rulesetFmt(file: string, opts: { counters?: boolean; iptablesVersion?: IptablesVersion }, io: Io = defaultIo): number {
+export function rulesetFmt(file: string, opts: { counters?: boolean; iptablesVersion?: IptablesVersion; ipset?: string }, io: Io = defaultIo): number {
   try {
+    const ipsets = setsOf(io, opts.ipset);
     const text = io.readFile(file);
     const ruleset = restore(freshRuleset(), text, {
       file: displayName(file),
-      ipsets: [],
+      ipsets,
       ...(opts.counters === true && { counters: true }),
       ...(opts.iptablesVersion !== undefined && { version: opts.iptablesVersion }),
     });
@@ -69,12 +84,19 @@ export function rulesetFmt(file: string, opts: { counters?: boolean; iptablesVer
 }
 
 /** `ruleset diff`: returns the exit status. */
-export function rulesetDiff(fileA: string, fileB: string, io: Io = defaultIo): number {
+export function rulesetDiff(fileA: string, fileB: string, io: Io = defaultIo, opts: { ipset?: string } = {}): number {
   let a: Ruleset;
   let b: Ruleset;
   try {
-    a = parseSave(io.readFile(fileA), { file: displayName(fileA) });
-    b = parseSave(io.readFile(fileB), { file: displayName(fileB) });
+    const ipsets = opts.ipset === undefined ? undefined : setsOf(io, opts.ipset);
+    const read = (path: string): Ruleset => {
+      const text = io.readFile(path);
+      // With --ipset, a dump naming a set the host lacks is refused as iptables-restore refuses it.
+      if (ipsets !== undefined) restore(freshRuleset(), text, { file: displayName(path), ipsets });
+      return parseSave(text, { file: displayName(path) });
+    };
+    a = read(fileA);
+    b = read(fileB);
   } catch (e) {
     return reportError(io, 'diff', e);
   }
@@ -91,20 +113,22 @@ export function registerRulesetCommand(program: Command): void {
     .argument('[file]', 'iptables-restore input, or - for stdin', '-')
     .option('--counters', 'keep [packets:bytes] counters (iptables-restore --counters, iptables-save -c)')
     .option('--iptables-version <version>', 'iptables release whose error messages to print: 1.8.9 or 1.8.10', '1.8.10')
-    .action((file: string, opts: { counters?: boolean; iptablesVersion: string }) => {
+    .option('--ipset <file>', 'the ipsets the host has (`ipset save` output), for -m set and -j SET')
+    .action((file: string, opts: { counters?: boolean; iptablesVersion: string; ipset?: string }) => {
       if (opts.iptablesVersion !== '1.8.9' && opts.iptablesVersion !== '1.8.10') {
         process.stderr.write(`netsim ruleset fmt: --iptables-version must be 1.8.9 or 1.8.10, not "${opts.iptablesVersion}"\n`);
         process.exitCode = 2;
         return;
       }
-      process.exitCode = rulesetFmt(file, { counters: opts.counters === true, iptablesVersion: opts.iptablesVersion });
+      process.exitCode = rulesetFmt(file, { counters: opts.counters === true, iptablesVersion: opts.iptablesVersion, ...(opts.ipset !== undefined && { ipset: opts.ipset }) });
     });
   ruleset
     .command('diff')
     .description('print rule-level differences between two iptables-save dumps (exit 1 when they differ)')
     .argument('<a>', 'first dump, or - for stdin')
     .argument('<b>', 'second dump, or - for stdin')
-    .action((a: string, b: string) => {
-      process.exitCode = rulesetDiff(a, b);
+    .option('--ipset <file>', 'the ipsets the host has (`ipset save` output): a dump naming another set is refused')
+    .action((a: string, b: string, opts: { ipset?: string }) => {
+      process.exitCode = rulesetDiff(a, b, defaultIo, opts.ipset !== undefined ? { ipset: opts.ipset } : {});
     });
 }

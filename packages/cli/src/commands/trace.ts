@@ -39,6 +39,7 @@ import {
   type UnknownPolicy,
 } from '@netsim/netfilter';
 import { isKernelError } from '@netsim/kernel';
+import { IpsetFileError, parseIpsetSave } from '../ipsetFile.ts';
 import { formatPacketSpec, PacketSpecError, parsePacketSpec } from '../packetSpec.ts';
 import { formatNftHookTrace, loadNftFile, NftTraceInputError, nftHookTraceJson, traceNftHook } from './traceNft.ts';
 import { formatHostBranchesReport, formatHostTraceReport, HostTraceInputError, hostBranchesJson, hostTraceJson, runHostBranches, runHostTrace } from './traceHost.ts';
@@ -63,6 +64,8 @@ export interface TraceOptions {
   readonly mark?: number;
   readonly seed: number;
   readonly unknown: UnknownPolicy;
+  /** Per-module overrides of `unknown` (`--unknown MODULE=POLICY`), e.g. `{ rpfilter: 'assume-match' }`. */
+  readonly unknownModules?: Readonly<Record<string, UnknownPolicy>>;
   readonly skipNat: boolean;
   readonly ipset?: string;
   readonly all: boolean;
@@ -102,29 +105,6 @@ function parseCtstate(text: string): ConntrackView {
     } else throw new TraceInputError(`--ctstate "${text}": unknown state "${raw}"`);
   }
   return { state: state ?? 'NEW', dnat, snat, ctmark: 0 };
-}
-
-/** `ipset save` output: `create NAME TYPE …` and `add NAME ELEMENT …` lines. */
-function parseIpsetSave(text: string, file: string): IpSet[] {
-  const sets = new Map<string, { type: IpSet['type']; members: string[] }>();
-  const types = new Set<string>(['hash:ip', 'hash:net', 'hash:ip,port', 'hash:net,port', 'hash:ip,port,ip']);
-  text.split('\n').forEach((line, i) => {
-    const words = line.trim().split(/\s+/);
-    if (words[0] === undefined || words[0] === '' || words[0].startsWith('#')) return;
-    const where = `${file}:${i + 1}`;
-    const name = words[1];
-    if (name === undefined) throw new TraceInputError(`${where}: "${words[0]}" needs a set name`);
-    if (words[0] === 'create') {
-      const type = words[2] ?? '';
-      if (!types.has(type)) throw new TraceInputError(`${where}: set type "${type}" is not modelled (hash:ip, hash:net, hash:ip,port, hash:net,port, hash:ip,port,ip)`);
-      sets.set(name, { type: type as IpSet['type'], members: [] });
-    } else if (words[0] === 'add') {
-      const set = sets.get(name);
-      if (set === undefined) throw new TraceInputError(`${where}: add to set "${name}" before its create line`);
-      set.members.push(words.slice(2).join(' '));
-    } else throw new TraceInputError(`${where}: expected "create" or "add", got "${words[0]}"`);
-  });
-  return [...sets].map(([name, s]) => ({ name, type: s.type, members: s.members }));
 }
 
 function addrTypeFn(locals: readonly string[]): (addr: number, iface: string | null) => AddrType {
@@ -332,7 +312,7 @@ function prepare(o: TraceOptions): Prepared {
   const compiled = compile(walked);
   const walk = (random31: (threshold31?: number) => number): TraceRun => {
     const ctx = { addrType: addrTypeFn(o.localAddress), conntrack, random31, state: createEvalState(), ...(ipsetHas === undefined ? {} : { ipsetHas }) };
-    const evalOpts = { unknown: o.unknown, skipNat: o.skipNat };
+    const evalOpts = { unknown: o.unknown, skipNat: o.skipNat, ...(o.unknownModules !== undefined && { unknownModules: o.unknownModules }) };
     const raw = table === undefined ? evaluateHook(compiled, hook, packet, ctx, evalOpts) : evaluateTable(compiled, table, hook, packet, ctx, evalOpts);
     let result = raw;
     let returned = false;
@@ -364,6 +344,7 @@ function loadIpsets(path: string): IpSet[] {
     return parseIpsetSave(sets, path);
   } catch (e) {
     if (e instanceof RangeError) throw new TraceInputError(`${path}: ${e.message}`);
+    if (e instanceof IpsetFileError) throw new TraceInputError(e.message);
     throw e;
   }
 }
@@ -468,6 +449,37 @@ function intArg(name: string): (v: string) => number {
   };
 }
 
+const POLICY_WORDS: { readonly [word: string]: UnknownPolicy } = {
+  stop: 'stop',
+  unknown: 'stop',
+  'assume-match': 'assume-match',
+  match: 'assume-match',
+  'assume-nomatch': 'assume-nomatch',
+  nomatch: 'assume-nomatch',
+};
+
+/** What repeated `--unknown` options say: a default policy and per-module overrides. */
+export interface UnknownChoice {
+  readonly unknown: UnknownPolicy;
+  readonly modules: Readonly<Record<string, UnknownPolicy>>;
+}
+
+/**
+ * Reads one `--unknown` value into the choice so far: `POLICY` sets the default, `MODULE=POLICY`
+ * the policy for undecidable matches of that module (`rpfilter=match`, `set=nomatch`). POLICY is
+ * `stop` (alias `unknown`), `assume-match` (`match`) or `assume-nomatch` (`nomatch`).
+ */
+export function parseUnknownOption(value: string, previous: UnknownChoice = { unknown: 'stop', modules: {} }): UnknownChoice {
+  const eq = value.indexOf('=');
+  const word = eq < 0 ? value : value.slice(eq + 1);
+  const policy = Object.hasOwn(POLICY_WORDS, word) ? POLICY_WORDS[word] : undefined;
+  if (policy === undefined) throw new InvalidArgumentError(`"${word}" is not a policy: use stop, assume-match (match) or assume-nomatch (nomatch), optionally as MODULE=POLICY.`);
+  if (eq < 0) return { unknown: policy, modules: previous.modules };
+  const module = value.slice(0, eq);
+  if (!/^[a-z0-9_]+$/i.test(module)) throw new InvalidArgumentError(`"${module}" is not a module name (e.g. rpfilter=match, set=nomatch).`);
+  return { unknown: previous.unknown, modules: { ...previous.modules, [module]: policy } };
+}
+
 /** The commander definition of `netsim trace`. */
 export function traceCommand(): Command {
   return new Command('trace')
@@ -482,7 +494,12 @@ export function traceCommand(): Command {
     .option('--ctmark <n>', 'the connection mark', intArg('--ctmark'), 0)
     .option('--mark <n>', 'the packet mark on entry (overrides the packet spec)', intArg('--mark'))
     .option('--seed <n>', 'seed of the PRNG that statistic --mode random draws from', intArg('--seed'), 1)
-    .addOption(new Option('--unknown <policy>', 'what to do at a rule that cannot be evaluated').choices(['stop', 'assume-match', 'assume-nomatch']).default('stop'))
+    .option(
+      '--unknown <policy>',
+      'what to do at a rule that cannot be evaluated: stop, assume-match or assume-nomatch; MODULE=POLICY (repeatable) for one module, e.g. rpfilter=match',
+      (v: string, prev: UnknownChoice) => parseUnknownOption(v, prev),
+      { unknown: 'stop', modules: {} } satisfies UnknownChoice,
+    )
     .option('--skip-nat', 'do not walk nat chains (not the first packet of its connection)', false)
     .option('--ipset <file>', 'ipsets for -m set, as `ipset save` prints them')
     .option('--all', 'also list the rules that did not match', false)
@@ -491,7 +508,12 @@ export function traceCommand(): Command {
     .option('--chain <chain>', 'with --table: start at this chain (a user chain no built-in chain jumps to)')
     .option('--nft <file>', 'an nftables ruleset as nft -f reads it: with --host, applied to the host; else its base chains at the hook, beside --ruleset in priority order')
     .option('--all-branches', 'every outcome of statistic --mode random, each with its exact probability, instead of one seeded draw', false)
-    .action((opts: TraceOptions) => {
+    .action((cliOpts: Omit<TraceOptions, 'unknown'> & { unknown: UnknownChoice }) => {
+      const opts: TraceOptions = {
+        ...cliOpts,
+        unknown: cliOpts.unknown.unknown,
+        ...(Object.keys(cliOpts.unknown.modules).length > 0 && { unknownModules: cliOpts.unknown.modules }),
+      };
       try {
         const hostCommands = opts.hostCmd ?? [];
         if (opts.host !== undefined || hostCommands.length > 0) {
@@ -503,6 +525,7 @@ export function traceCommand(): Command {
             packet: opts.packet,
             seed: opts.seed,
             unknown: opts.unknown,
+            ...(opts.unknownModules !== undefined ? { unknownModules: opts.unknownModules } : {}),
             ...(opts.mark !== undefined ? { mark: opts.mark } : {}),
             ...(opts.nft !== undefined ? { nft: opts.nft } : {}),
           };

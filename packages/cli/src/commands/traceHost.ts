@@ -30,6 +30,8 @@ export interface HostTraceCliOptions {
   readonly seed: number;
   /** What to do at a rule that cannot be evaluated (`--unknown`); default `stop`. */
   readonly unknown?: UnknownPolicy;
+  /** Per-module overrides of `unknown` (`--unknown MODULE=POLICY`). */
+  readonly unknownModules?: Readonly<Record<string, UnknownPolicy>>;
   /** An nft ruleset file applied to the host after its own (`--nft`), as one more `nft -f`. */
   readonly nft?: string;
 }
@@ -89,7 +91,7 @@ export function runHostTrace(o: HostTraceCliOptions): HostTraceRun {
   const host = loadHost(o);
   const packet = packetOf(o);
   const draw = seededRandom31(o.seed);
-  const result = traceHostPacket(host, packet, { rng: { int: (max) => Math.floor((draw() / 0x80000000) * max) }, ...(o.unknown !== undefined ? { unknown: o.unknown } : {}) });
+  const result = traceHostPacket(host, packet, { rng: { int: (max) => Math.floor((draw() / 0x80000000) * max) }, ...(o.unknown !== undefined ? { unknown: o.unknown } : {}), ...(o.unknownModules !== undefined ? { unknownModules: o.unknownModules } : {}) });
   return { hostName: host.name, packet: formatPacketSpec(packet), result };
 }
 
@@ -113,6 +115,7 @@ export function runHostBranches(o: HostTraceCliOptions): HostBranchesRun {
       rng: { int: (max) => Math.floor((draw() / 0x80000000) * max) },
       random31,
       ...(o.unknown !== undefined ? { unknown: o.unknown } : {}),
+      ...(o.unknownModules !== undefined ? { unknownModules: o.unknownModules } : {}),
     });
   });
   return { hostName, packet: formatPacketSpec(packet), branches };

@@ -1,0 +1,153 @@
+/**
+ * @internal `-m hashlimit` (libxt_hashlimit, revision 3): per-flow token buckets. The rate is kept
+ * as a period in millionths of a second and printed back in the largest unit that keeps it whole
+ * (`10/s` prints `10/sec`, `60/min` `1/sec`); `--hashlimit-burst` is always printed;
+ * `--hashlimit-htable-expire` defaults to the rate's unit in milliseconds and is printed when it
+ * differs from the printed unit; gcinterval, masks and table sizes print when not the defaults.
+ * Byte rates (`1kb/s`) are kept as written.
+ */
+import { paramProblem } from '../failure.ts';
+import { uintBase0, type XtDefinition, type XtState } from './define.ts';
+
+const SCALE = 1_000_000;
+const UNITS: readonly (readonly [string, number])[] = [
+  ['second', 1],
+  ['minute', 60],
+  ['hour', 3600],
+  ['day', 86400],
+];
+const PRINT: readonly (readonly [string, number])[] = [
+  ['day', 86400],
+  ['hour', 3600],
+  ['min', 60],
+  ['sec', 1],
+];
+const MODES = ['srcip', 'srcport', 'dstip', 'dstport'] as const;
+/** The unit of the rate as given (seconds), remembered for the expire default. */
+const givenUnit = new WeakMap<XtState, number>(); // tidy-allow: per-parse scratch, keyed by the parse's own state
+
+function rate(opt: string): (v: readonly string[], at: number, s: XtState) => readonly string[] {
+  return (v, at, s) => {
+    const text = v[0] ?? '';
+    if (/b\//i.test(text)) return [text];
+    const slash = text.indexOf('/');
+    let mult = 1;
+    if (slash >= 0) {
+      const unit = text.slice(slash + 1).toLowerCase();
+      const found = unit === '' ? undefined : UNITS.find(([name]) => name.startsWith(unit));
+      if (found === undefined) throw paramProblem(`hashlimit: bad value for option "--${opt}", or out of range (${text}).\n`, at);
+      mult = found[1];
+    }
+    const m = /^\s*\+?(\d+)/.exec(text);
+    const r = m === null ? 0 : Number(m[1]);
+    if (r === 0) throw paramProblem(`hashlimit: bad value for option "--${opt}", or out of range (${text}).\n`, at);
+    givenUnit.set(s, mult);
+    return [formatRate(Math.floor((SCALE * mult) / r))];
+  };
+}
+
+/** The rate text for a period, and the unit it is printed in (seconds). */
+function printRate(period: number): { text: string; mult: number } {
+  let i = 1;
+  for (; i < PRINT.length; i++) {
+    const mult = (PRINT[i] as readonly [string, number])[1] * SCALE;
+    if (period > mult || Math.floor(mult / period) < mult % period) break;
+  }
+  const [name, unit] = PRINT[i - 1] as readonly [string, number];
+  return { text: `${Math.floor((unit * SCALE) / period)}/${name}`, mult: unit };
+}
+
+function formatRate(period: number): string {
+  return printRate(period).text;
+}
+
+function unitOf(text: string): number {
+  const name = text.slice(text.indexOf('/') + 1);
+  return (PRINT.find(([n]) => n === name) ?? ['sec', 1])[1];
+}
+
+const num = (opt: string, max: number) => (v: readonly string[], at: number): readonly string[] => {
+  const n = uintBase0(v[0] ?? '');
+  if (n === undefined || n > max) throw paramProblem(`hashlimit: bad value for option "--${opt}", or out of range (0-${max}).\n`, at);
+  return [String(n)];
+};
+
+export const HASHLIMIT: XtDefinition = {
+  name: 'hashlimit',
+  options: [
+    { name: 'hashlimit', args: 1, as: 'hashlimit-upto', parse: rate('hashlimit') },
+    { name: 'hashlimit-upto', args: 1, parse: rate('hashlimit-upto') },
+    { name: 'hashlimit-above', args: 1, parse: rate('hashlimit-above') },
+    { name: 'hashlimit-burst', args: 1, parse: num('hashlimit-burst', 0xffffffff) },
+    {
+      name: 'hashlimit-mode',
+      args: 1,
+      parse: (v, at) => {
+        const set = new Set<string>();
+        for (const p of (v[0] ?? '').split(',')) {
+          if (!(MODES as readonly string[]).includes(p)) throw paramProblem(`hashlimit: bad value for option "--hashlimit-mode", or out of range (${v[0] ?? ''}).\n`, at);
+          set.add(p);
+        }
+        return [MODES.filter((m) => set.has(m)).join(',')];
+      },
+    },
+    { name: 'hashlimit-name', args: 1 },
+    { name: 'hashlimit-htable-size', args: 1, parse: num('hashlimit-htable-size', 0xffffffff) },
+    { name: 'hashlimit-htable-max', args: 1, parse: num('hashlimit-htable-max', 0xffffffff) },
+    { name: 'hashlimit-htable-gcinterval', args: 1, parse: num('hashlimit-htable-gcinterval', 0xffffffff) },
+    { name: 'hashlimit-htable-expire', args: 1, parse: num('hashlimit-htable-expire', 0xffffffff) },
+    { name: 'hashlimit-srcmask', args: 1, parse: num('hashlimit-srcmask', 32) },
+    { name: 'hashlimit-dstmask', args: 1, parse: num('hashlimit-dstmask', 32) },
+    { name: 'hashlimit-rate-match', args: 0 },
+    { name: 'hashlimit-rate-interval', args: 1, parse: num('hashlimit-rate-interval', 0xffffffff) },
+  ],
+  order: [
+    'hashlimit-upto',
+    'hashlimit-above',
+    'hashlimit-burst',
+    'hashlimit-mode',
+    'hashlimit-name',
+    'hashlimit-htable-size',
+    'hashlimit-htable-max',
+    'hashlimit-htable-gcinterval',
+    'hashlimit-htable-expire',
+    'hashlimit-srcmask',
+    'hashlimit-dstmask',
+    'hashlimit-rate-match',
+    'hashlimit-rate-interval',
+  ],
+  finish(s) {
+    const r = s.value('hashlimit-upto') ?? s.value('hashlimit-above');
+    if (r === undefined) throw paramProblem('hashlimit: option "--hashlimit-upto" or "--hashlimit-above" must be specified\n');
+    if (!s.has('hashlimit-name')) s.missing('hashlimit-name');
+    const bytes = /b\//i.test(r);
+    if (!bytes && !s.has('hashlimit-burst')) s.set('hashlimit-burst', ['5']);
+    if (!bytes) {
+      const printed = unitOf(r) * 1000;
+      const expire = s.has('hashlimit-htable-expire') ? Number(s.value('hashlimit-htable-expire')) : (givenUnit.get(s) ?? 1) * 1000;
+      if (expire === printed) s.delete('hashlimit-htable-expire');
+      else s.set('hashlimit-htable-expire', [String(expire)]);
+    }
+    if (s.value('hashlimit-htable-gcinterval') === '1000') s.delete('hashlimit-htable-gcinterval');
+    if (s.value('hashlimit-srcmask') === '32') s.delete('hashlimit-srcmask');
+    if (s.value('hashlimit-dstmask') === '32') s.delete('hashlimit-dstmask');
+    if (s.value('hashlimit-htable-size') === '0') s.delete('hashlimit-htable-size');
+    if (s.value('hashlimit-htable-max') === '0') s.delete('hashlimit-htable-max');
+  },
+  list(args) {
+    const parts = ['limit:'];
+    for (let i = 0; i < args.length; i++) {
+      const w = (args[i] ?? '').replace(/^--hashlimit-/, '');
+      const v = args[i + 1] ?? '';
+      if (w === 'upto') parts.push('up to', v);
+      else if (w === 'above') parts.push('above', v);
+      else if (w === 'mode') parts.push('mode', v.replace(/,/g, '-'));
+      else if (w === 'name' || w === 'rate-match') {
+        if (w === 'name') i++;
+        continue;
+      } else parts.push(w.replace(/^htable-/, 'htable-'), v);
+      i++;
+    }
+    return parts.join(' ');
+  },
+};

@@ -1,0 +1,62 @@
+/**
+ * @internal `-m sctp` (libxt_sctp): printed --sport, --dport, then --chunk-types; the kernel
+ * takes it only on `-p sctp` rules.
+ */
+import { paramProblem } from '../failure.ts';
+import { parsePortRange } from '../ports.ts';
+import { argOf, type XtDefinition } from './define.ts';
+
+/** SCTP chunk types by name, as `iptables -L` prints them (numbers). */
+const CHUNKS: ReadonlyMap<string, number> = new Map([
+  ['DATA', 0], ['INIT', 1], ['INIT_ACK', 2], ['SACK', 3], ['HEARTBEAT', 4], ['HEARTBEAT_ACK', 5],
+  ['ABORT', 6], ['SHUTDOWN', 7], ['SHUTDOWN_ACK', 8], ['ERROR', 9], ['COOKIE_ECHO', 10],
+  ['COOKIE_ACK', 11], ['ECN_ECNE', 12], ['ECN_CWR', 13], ['SHUTDOWN_COMPLETE', 14], ['I_DATA', 64],
+  ['RE_CONFIG', 130], ['PAD', 132], ['ASCONF', 193], ['ASCONF_ACK', 128], ['FORWARD_TSN', 192], ['I_FORWARD_TSN', 194],
+]);
+
+const port = (v: readonly string[], at: number): readonly string[] => {
+  const r = parsePortRange(v[0] ?? '', 132, at);
+  return [r.from === r.to ? String(r.from) : `${r.from}:${r.to}`];
+};
+
+export const SCTP: XtDefinition = {
+  name: 'sctp',
+  options: [
+    { name: 'source-port', aliases: ['sport'], args: 1, invert: true, as: 'sport', parse: port },
+    { name: 'destination-port', aliases: ['dport'], args: 1, invert: true, as: 'dport', parse: port },
+    {
+      name: 'chunk-types',
+      args: 2,
+      invert: true,
+      parse: (v, at) => {
+        const how = v[0] ?? '';
+        if (how !== 'all' && how !== 'any' && how !== 'only') throw paramProblem('--chunk-types requires `all\', `any\' or `only\'', at);
+        return [how, v[1] ?? ''];
+      },
+    },
+  ],
+  order: ['sport', 'dport', 'chunk-types'],
+  list(args) {
+    const parts = ['sctp'];
+    for (const [opt, short] of [
+      ['sport', 'sp'],
+      ['dport', 'dp'],
+    ] as const) {
+      const v = argOf(args, opt);
+      if (v === undefined) continue;
+      parts.push(`${short}${v.value.includes(':') ? 'ts' : 't'}:${v.invert ? '!' : ''}${v.value}`);
+    }
+    const k = args.indexOf('--chunk-types');
+    if (k >= 0) {
+      const types = (args[k + 2] ?? '').split(',').map((t) => {
+        const colon = t.indexOf(':');
+        const name = colon < 0 ? t : t.slice(0, colon);
+        const n = CHUNKS.get(name.toUpperCase());
+        const num = n === undefined ? name : `0x${n.toString(16).padStart(4, '0')}`;
+        return colon < 0 ? num : `${num}${t.slice(colon)}`;
+      });
+      parts.push(`${args[k - 1] === '!' ? '! ' : ''}${args[k + 1] ?? ''}`, types.join(','));
+    }
+    return parts.join(' ');
+  },
+};

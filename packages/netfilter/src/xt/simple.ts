@@ -1,0 +1,230 @@
+/**
+ * @internal Small extensions whose options print back as given or with one normalisation each:
+ * quota, nfacct, cgroup, devgroup, length, mac, connlabel, pkttype, helper, cluster.
+ */
+import { Failure, paramProblem } from '../failure.ts';
+import { argOf, hex8, hexOf, markMask, uintBase0, type XtDefinition } from './define.ts';
+
+const decimal = (ext: string, opt: string, max: number) => (v: readonly string[], at: number): readonly string[] => {
+  const n = uintBase0(v[0] ?? '');
+  if (n === undefined || n > max) throw paramProblem(`${ext}: bad value for option "--${opt}", or out of range (0-${max}).\n`, at);
+  return [String(n)];
+};
+
+/** `-m quota --quota BYTES` (printed in decimal). */
+export const QUOTA: XtDefinition = {
+  name: 'quota',
+  options: [{ name: 'quota', args: 1, invert: true, parse: decimal('quota', 'quota', Number.MAX_SAFE_INTEGER) }],
+  finish(s) {
+    if (!s.has('quota')) s.missing('quota');
+  },
+  list: (args) => `quota: ${args[args.length - 1] ?? ''} bytes`,
+};
+
+/** `-m nfacct --nfacct-name NAME`: iptables-save prints two spaces before the name. */
+export const NFACCT: XtDefinition = {
+  name: 'nfacct',
+  options: [
+    {
+      name: 'nfacct-name',
+      args: 1,
+      parse: (v, at) => {
+        const n = v[0] ?? '';
+        if (n.length > 31) throw paramProblem('nfacct: Bad value for "--nfacct-name" option: "name too long"', at);
+        return [n];
+      },
+    },
+  ],
+  finish(s) {
+    if (!s.has('nfacct-name')) s.missing('nfacct-name');
+  },
+  saveWords: (name, values, out) => out.push(`--${name} `, ...values),
+  list: (args) => `nfacct-name  ${args[1] ?? ''}`,
+};
+
+/** `-m cgroup`: `--cgroup` (classid, printed in decimal) or `--path`. */
+export const CGROUP: XtDefinition = {
+  name: 'cgroup',
+  options: [
+    { name: 'cgroup', args: 1, invert: true, parse: decimal('cgroup', 'cgroup', 0xffffffff) },
+    { name: 'path', args: 1, invert: true },
+  ],
+  list: (args) => `cgroup ${args[0] === '!' ? '! ' : ''}${args[args.length - 1] ?? ''}`,
+};
+
+function group(opt: string) {
+  return (v: readonly string[], at: number): readonly string[] => {
+    const mm = markMask(v[0] ?? '');
+    if (mm === undefined) throw paramProblem(`devgroup: bad value for option "--${opt}", or out of range.\n`, at);
+    return [mm.mask === 0xffffffff ? hexOf(mm.value) : `${hexOf(mm.value)}/${hexOf(mm.mask)}`];
+  };
+}
+
+/** `-m devgroup`: groups printed in hex; the source group needs an input hook, the destination an output one. */
+export const DEVGROUP: XtDefinition = {
+  name: 'devgroup',
+  options: [
+    { name: 'src-group', args: 1, invert: true, parse: group('src-group') },
+    { name: 'dst-group', args: 1, invert: true, parse: group('dst-group') },
+  ],
+  hooks(args) {
+    const src = args.includes('--src-group');
+    const dst = args.includes('--dst-group');
+    if (src && dst) return ['FORWARD'];
+    if (src) return ['PREROUTING', 'INPUT', 'FORWARD'];
+    if (dst) return ['FORWARD', 'OUTPUT', 'POSTROUTING'];
+    return undefined;
+  },
+  list: (args) => args.map((a) => a.replace(/^--/, '')).join(' '),
+};
+
+/** `-m length --length MIN[:MAX]`: an open end prints as 0 or 65535; one value prints alone. */
+export const LENGTH: XtDefinition = {
+  name: 'length',
+  options: [
+    {
+      name: 'length',
+      args: 1,
+      invert: true,
+      parse: (v, at) => {
+        const text = v[0] ?? '';
+        const colon = text.indexOf(':');
+        const a = colon === 0 ? 0 : uintBase0(colon < 0 ? text : text.slice(0, colon));
+        const b = colon < 0 ? a : colon === text.length - 1 ? 0xffff : uintBase0(text.slice(colon + 1));
+        if (a === undefined || b === undefined || a > 0xffff || b > 0xffff) throw paramProblem(`length: Bad value for "--length" option: "${text}"`, at);
+        return [a === b ? String(a) : `${a}:${b}`];
+      },
+    },
+  ],
+  finish(s) {
+    if (!s.has('length')) s.missing('length');
+  },
+  list: (args) => `length ${args[0] === '!' ? '!' : ''}${args[args.length - 1] ?? ''}`,
+};
+
+/** `-m mac --mac-source`: printed in lower case, two digits a byte. */
+export const MAC: XtDefinition = {
+  name: 'mac',
+  options: [
+    {
+      name: 'mac-source',
+      args: 1,
+      invert: true,
+      parse: (v, at) => {
+        const parts = (v[0] ?? '').split(':');
+        if (parts.length !== 6 || parts.some((p) => !/^[0-9a-fA-F]{1,2}$/.test(p))) throw paramProblem(`Bad mac address "${v[0] ?? ''}"`, at);
+        return [parts.map((p) => p.toLowerCase().padStart(2, '0')).join(':')];
+      },
+    },
+  ],
+  finish(s) {
+    if (!s.has('mac-source')) s.missing('mac-source');
+  },
+  list: (args) => `MAC ${args[0] === '!' ? '! ' : ''}${args[args.length - 1] ?? ''}`,
+};
+
+/** `-m connlabel --label NAME [--set]`: the label printed quoted. */
+export const CONNLABEL: XtDefinition = {
+  name: 'connlabel',
+  options: [
+    {
+      name: 'label',
+      args: 1,
+      invert: true,
+      // Names come from /etc/xtables/connlabel.conf, which a netsim host does not have: numbers only.
+      parse: (v, at) => {
+        const n = uintBase0(v[0] ?? '');
+        if (n === undefined || n > 0xffff) {
+          throw new Failure('param', `label '${v[0] ?? ''}' not found or invalid value`, {
+            argIndex: at,
+            warning: 'Warning: cannot open /etc/xtables/connlabel.conf: No such file or directory\n',
+          });
+        }
+        return [String(n)];
+      },
+    },
+    { name: 'set', args: 0 },
+  ],
+  quoted: ['label'],
+  list: (args) => `connlabel ${args[0] === '!' ? '! ' : ''}${argOf(args, 'label')?.value ?? ''}${args.includes('--set') ? ' set' : ''}`,
+};
+
+export const PKTTYPE: XtDefinition = {
+  name: 'pkttype',
+  options: [
+    {
+      name: 'pkt-type',
+      args: 1,
+      invert: true,
+      parse: (v, at) => {
+        const w = (v[0] ?? '').toLowerCase();
+        const names = ['unicast', 'broadcast', 'multicast', 'host', 'otherhost', 'outgoing', 'loopback'];
+        const found = names.find((n) => n === w);
+        if (found === undefined) throw paramProblem(`Bad packet type '${v[0] ?? ''}'`, at);
+        return [found === 'host' ? 'unicast' : found];
+      },
+    },
+  ],
+  finish(s) {
+    if (!s.has('pkt-type')) s.missing('pkt-type');
+  },
+  list: (args) => `PKTTYPE ${args[0] === '!' ? '!=' : '='} ${args[args.length - 1] ?? ''}`,
+};
+
+export const HELPER: XtDefinition = {
+  name: 'helper',
+  options: [{ name: 'helper', args: 1, invert: true }],
+  finish(s) {
+    if (!s.has('helper')) s.missing('helper');
+  },
+  list: (args) => `helper match ${args[0] === '!' ? '! ' : ''}"${args[args.length - 1] ?? ''}"`,
+};
+
+/**
+ * `-m cluster`: `--cluster-local-node N` is stored as the node mask; printed mask (`0x%08x`),
+ * total, seed (`0x%08x`).
+ */
+export const CLUSTER: XtDefinition = {
+  name: 'cluster',
+  options: [
+    { name: 'cluster-total-nodes', args: 1, parse: decimal('cluster', 'cluster-total-nodes', 32) },
+    {
+      name: 'cluster-local-node',
+      args: 1,
+      invert: true,
+      as: 'cluster-local-nodemask',
+      parse: (v, at) => {
+        const n = uintBase0(v[0] ?? '');
+        if (n === undefined || n < 1 || n > 32) throw paramProblem('cluster: bad value for option "--cluster-local-node", or out of range (1-32).\n', at);
+        return [hex8(2 ** (n - 1))];
+      },
+    },
+    {
+      name: 'cluster-local-nodemask',
+      args: 1,
+      invert: true,
+      parse: (v, at) => {
+        const n = uintBase0(v[0] ?? '');
+        if (n === undefined || n > 0xffffffff) throw paramProblem('cluster: bad value for option "--cluster-local-nodemask", or out of range (0-4294967295).\n', at);
+        return [hex8(n)];
+      },
+    },
+    {
+      name: 'cluster-hash-seed',
+      args: 1,
+      parse: (v, at) => {
+        const n = uintBase0(v[0] ?? '');
+        if (n === undefined || n > 0xffffffff) throw paramProblem('cluster: bad value for option "--cluster-hash-seed", or out of range (0-4294967295).\n', at);
+        return [hex8(n)];
+      },
+    },
+  ],
+  order: ['cluster-local-nodemask', 'cluster-total-nodes', 'cluster-hash-seed'],
+  finish(s) {
+    if (!s.has('cluster-total-nodes')) s.missing('cluster-total-nodes');
+    if (!s.has('cluster-local-nodemask')) throw paramProblem('cluster: option "--cluster-local-node" or "--cluster-local-nodemask" must be specified\n');
+    if (!s.has('cluster-hash-seed')) s.missing('cluster-hash-seed');
+  },
+  list: (args) =>
+    `cluster ${argOf(args, 'cluster-local-nodemask')?.invert === true ? '!' : ''}node_mask=${argOf(args, 'cluster-local-nodemask')?.value ?? ''} total_nodes=${argOf(args, 'cluster-total-nodes')?.value ?? ''} hash_seed=${argOf(args, 'cluster-hash-seed')?.value ?? ''}`,
+};

@@ -1,0 +1,244 @@
+/**
+ * @internal Target extensions netsim keeps as words, each with the option table, canonical form
+ * and checks of its libxt_*.c: NFQUEUE, TCPOPTSTRIP, REDIRECT, SYNPROXY, TEE, CLASSIFY, TCPMSS,
+ * SET, AUDIT, IDLETIMER, CHECKSUM, CONNSECMARK, HMARK.
+ */
+import { paramProblem } from '../failure.ts';
+import { formatIpv4 } from '../ip.ts';
+import { xtablesHost } from '../hostAddress.ts';
+import { argOf, uintBase0, type XtDefinition } from './define.ts';
+import type { Hook } from '../types.ts';
+
+const LATE_HOOKS: readonly Hook[] = ['FORWARD', 'OUTPUT', 'POSTROUTING'];
+
+const uint = (ext: string, opt: string, max: number) => (v: readonly string[], at: number): readonly string[] => {
+  const n = uintBase0(v[0] ?? '');
+  if (n === undefined || n > max) throw paramProblem(`${ext}: bad value for option "--${opt}", or out of range (0-${max}).\n`, at);
+  return [String(n)];
+};
+
+/** `-j NFQUEUE`: `--queue-num 0` printed when no queue is given. */
+export const NFQUEUE: XtDefinition = {
+  name: 'NFQUEUE',
+  options: [
+    { name: 'queue-num', args: 1, parse: uint('NFQUEUE', 'queue-num', 0xffff) },
+    {
+      name: 'queue-balance',
+      args: 1,
+      parse: (v, at) => {
+        const m = /^(\d+):(\d+)$/.exec(v[0] ?? '');
+        const a = Number(m?.[1]);
+        const b = Number(m?.[2]);
+        if (m === null || a > 0xffff || b > 0xffff) throw paramProblem(`NFQUEUE: bad value for option "--queue-balance", or out of range (0-65535).\n`, at);
+        if (a > b) throw paramProblem('NFQUEUE: bad range "--queue-balance"', at);
+        return [`${a}:${b}`];
+      },
+    },
+    { name: 'queue-bypass', args: 0 },
+    { name: 'queue-cpu-fanout', args: 0 },
+  ],
+  order: ['queue-balance', 'queue-num', 'queue-bypass', 'queue-cpu-fanout'],
+  finish(s) {
+    if (s.has('queue-num') && s.has('queue-balance')) throw paramProblem('NFQUEUE: option "--queue-num" cannot be used together with "--queue-balance".\n');
+    if (s.has('queue-cpu-fanout') && !s.has('queue-balance')) throw paramProblem('NFQUEUE: option "--queue-cpu-fanout" also requires "--queue-balance".\n');
+    if (!s.has('queue-balance') && !s.has('queue-num')) s.set('queue-num', ['0']);
+  },
+  list(args) {
+    const b = argOf(args, 'queue-balance');
+    let t = b !== undefined ? `NFQUEUE balance ${b.value}` : `NFQUEUE num ${argOf(args, 'queue-num')?.value ?? '0'}`;
+    if (args.includes('--queue-bypass')) t += ' bypass';
+    if (args.includes('--queue-cpu-fanout')) t += ' cpu-fanout';
+    return t;
+  },
+};
+
+const TCP_OPTION_NAMES: ReadonlyMap<string, number> = new Map([
+  ['wscale', 3],
+  ['mss', 2],
+  ['sack-permitted', 4],
+  ['sack', 5],
+  ['timestamp', 8],
+  ['md5', 19],
+]);
+
+/** `-j TCPOPTSTRIP --strip-options`: option names stored as numbers, printed in ascending order. */
+export const TCPOPTSTRIP: XtDefinition = {
+  name: 'TCPOPTSTRIP',
+  options: [
+    {
+      name: 'strip-options',
+      args: 1,
+      parse: (v, at) => {
+        const set = new Set<number>();
+        for (const w of (v[0] ?? '').split(',')) {
+          const n = TCP_OPTION_NAMES.get(w) ?? uintBase0(w);
+          if (n === undefined || n > 255) throw paramProblem(`Bad TCP option value "${w}"`, at);
+          set.add(n);
+        }
+        return [[...set].sort((a, b) => a - b).join(',')];
+      },
+    },
+  ],
+  tables: ['mangle'],
+  list: (args) => `TCPOPTSTRIP options ${args[1] ?? ''}`,
+};
+
+/** `-j REDIRECT [--to-ports P[-Q]] [--random]`. */
+export const REDIRECT: XtDefinition = {
+  name: 'REDIRECT',
+  options: [
+    { name: 'to-ports', args: 1 },
+    { name: 'random', args: 0 },
+  ],
+  tables: ['nat'],
+  hooks: () => ['PREROUTING', 'OUTPUT'],
+  list(args) {
+    const k = args.indexOf('--to-ports');
+    const parts = k < 0 ? [] : [`redir ports ${args[k + 1] ?? ''}`];
+    if (args.includes('--random')) parts.push('random');
+    return parts.join(' ');
+  },
+};
+
+export const SYNPROXY: XtDefinition = {
+  name: 'SYNPROXY',
+  options: [
+    { name: 'mss', args: 1, parse: uint('SYNPROXY', 'mss', 0xffff) },
+    { name: 'wscale', args: 1, parse: uint('SYNPROXY', 'wscale', 0xff) },
+    { name: 'sack-perm', args: 0 },
+    { name: 'timestamp', args: 0 },
+    { name: 'ecn', args: 0 },
+  ],
+  order: ['sack-perm', 'timestamp', 'wscale', 'mss', 'ecn'],
+  list: (args) => ['SYNPROXY', ...args.map((a) => a.replace(/^--/, ''))].join(' '),
+};
+
+const gateway = (v: readonly string[], at: number): readonly string[] => {
+  const a = xtablesHost(v[0] ?? '');
+  if (a === undefined) throw paramProblem(`TEE: Bad value for "--gateway" option: "${v[0] ?? ''}"`, at);
+  return [formatIpv4(a)];
+};
+
+export const TEE: XtDefinition = {
+  name: 'TEE',
+  options: [
+    { name: 'gateway', args: 1, parse: gateway },
+    { name: 'oif', args: 1 },
+  ],
+  finish(s) {
+    if (!s.has('gateway')) s.missing('gateway');
+  },
+  list(args) {
+    let t = `TEE gw:${args[1] ?? ''}`;
+    const k = args.indexOf('--oif');
+    if (k >= 0) t += ` oif=${args[k + 1] ?? ''}`;
+    return t;
+  },
+};
+
+/**
+ * The low 16 bits of a hexadecimal number as four hex digits; strtoul's saturation (more than 16
+ * significant digits) gives ffff.
+ */
+function hex16(digits: string): string {
+  const significant = digits.replace(/^0+/, '');
+  if (significant.length > 16) return 'ffff';
+  return significant.slice(-4).toLowerCase().padStart(4, '0');
+}
+
+/** `-j CLASSIFY --set-class MAJOR:MINOR`: each half read as hex and printed `%04x`. */
+export const CLASSIFY: XtDefinition = {
+  name: 'CLASSIFY',
+  options: [
+    {
+      name: 'set-class',
+      args: 1,
+      parse: (v, at) => {
+        const m = /^\s*\+?(?:0[xX])?([0-9a-fA-F]+):\s*\+?(?:0[xX])?([0-9a-fA-F]+)/.exec(v[0] ?? '');
+        if (m === null) throw paramProblem(`Bad class value "${v[0] ?? ''}"`, at);
+        return [`${hex16(m[1] as string)}:${hex16(m[2] as string)}`];
+      },
+    },
+  ],
+  hooks: () => LATE_HOOKS,
+  finish(s) {
+    if (!s.has('set-class')) throw paramProblem('CLASSIFY: Parameter --set-class is required');
+  },
+  list: (args) => `CLASSIFY set ${(args[1] ?? '').replace(/^0+(?=.)/, '').replace(/:0+(?=.)/, ':')}`,
+};
+
+/** `-j TCPMSS`: `-p tcp` only; path-MTU clamping from the late hooks only. */
+export const TCPMSS: XtDefinition = {
+  name: 'TCPMSS',
+  options: [
+    { name: 'set-mss', args: 1, parse: uint('TCPMSS', 'set-mss', 0xffff) },
+    { name: 'clamp-mss-to-pmtu', args: 0 },
+  ],
+  hooks: (args) => (args.includes('--clamp-mss-to-pmtu') ? LATE_HOOKS : undefined),
+  finish(s, env) {
+    if (s.has('set-mss') && s.has('clamp-mss-to-pmtu')) throw paramProblem('TCPMSS target: Only one option may be specified');
+    if (!s.has('set-mss') && !s.has('clamp-mss-to-pmtu')) throw paramProblem('TCPMSS target: At least one parameter is required');
+    // xt_TCPMSS is registered for tcp only: the kernel refuses it on any other or a negated -p.
+    if (env.proto !== 6 || env.protoInvert) env.rejectRule('Invalid argument');
+  },
+  list: (args) => (args.includes('--clamp-mss-to-pmtu') ? 'TCPMSS clamp to PMTU' : `TCPMSS set ${args[1] ?? ''}`),
+};
+
+export const SET_TARGET: XtDefinition = {
+  name: 'SET',
+  options: [
+    { name: 'add-set', args: 2 },
+    { name: 'del-set', args: 2 },
+    { name: 'map-set', args: 2 },
+    { name: 'timeout', args: 1, parse: uint('SET', 'timeout', 0xffffffff) },
+    { name: 'exist', args: 0 },
+    { name: 'map-mark', args: 0 },
+    { name: 'map-prio', args: 0 },
+    { name: 'map-queue', args: 0 },
+  ],
+  order: ['add-set', 'del-set', 'map-set', 'exist', 'timeout', 'map-mark', 'map-prio', 'map-queue'],
+  // xt_SET maps priority and queue only from the output side.
+  hooks: (args) => (args.includes('--map-prio') || args.includes('--map-queue') ? LATE_HOOKS : undefined),
+};
+
+export const AUDIT: XtDefinition = {
+  name: 'AUDIT',
+  options: [
+    {
+      name: 'type',
+      args: 1,
+      parse: (v, at) => {
+        const w = (v[0] ?? '').toLowerCase();
+        if (w !== 'accept' && w !== 'drop' && w !== 'reject') throw paramProblem(`Bad action type value "${v[0] ?? ''}"`, at);
+        return [w];
+      },
+    },
+  ],
+  list: (args) => `AUDIT ${args[1] ?? ''}`,
+};
+
+export const IDLETIMER: XtDefinition = {
+  name: 'IDLETIMER',
+  options: [
+    { name: 'timeout', args: 1, parse: uint('IDLETIMER', 'timeout', 0xffffffff) },
+    { name: 'label', args: 1 },
+    { name: 'alarm', args: 0 },
+  ],
+  list: (args) => `timeout:${args[args.indexOf('--timeout') + 1] ?? ''} label:${args[args.indexOf('--label') + 1] ?? ''}`,
+};
+
+export const CHECKSUM: XtDefinition = {
+  name: 'CHECKSUM',
+  options: [{ name: 'checksum-fill', args: 0 }],
+  tables: ['mangle'],
+  list: () => 'CHECKSUM fill',
+};
+
+export const CONNSECMARK: XtDefinition = {
+  name: 'CONNSECMARK',
+  options: [
+    { name: 'save', args: 0 },
+    { name: 'restore', args: 0 },
+  ],
+  list: (args) => `CONNSECMARK ${args.includes('--save') ? 'save' : 'restore'}`,
+};

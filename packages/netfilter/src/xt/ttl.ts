@@ -1,0 +1,51 @@
+/**
+ * @internal `-m ttl` and `-j TTL` (libipt_ttl, libipt_TTL): `--ttl` is the old spelling of
+ * `--ttl-eq`; only `--ttl-eq` takes `!`.
+ */
+import { paramProblem } from '../failure.ts';
+import { uintBase0, type XtDefinition } from './define.ts';
+
+const byte = (ext: string, opt: string) => (v: readonly string[], at: number): readonly string[] => {
+  const n = uintBase0(v[0] ?? '');
+  if (n === undefined || n > 255) throw paramProblem(`${ext}: bad value for option "--${opt}", or out of range (0-255).\n`, at);
+  return [String(n)];
+};
+
+export const TTL_MATCH: XtDefinition = {
+  name: 'ttl',
+  options: [
+    { name: 'ttl-eq', args: 1, invert: true, parse: byte('ttl', 'ttl-eq') },
+    { name: 'ttl', args: 1, invert: true, as: 'ttl-eq', parse: byte('ttl', 'ttl-eq') },
+    { name: 'ttl-lt', args: 1, parse: byte('ttl', 'ttl-lt') },
+    { name: 'ttl-gt', args: 1, parse: byte('ttl', 'ttl-gt') },
+  ],
+  finish(s) {
+    const n = ['ttl-eq', 'ttl-lt', 'ttl-gt'].filter((o) => s.has(o)).length;
+    if (n === 0) throw paramProblem('ttl: You must specify one of `--ttl-eq\', `--ttl-lt\', `--ttl-gt\'');
+    if (n > 1) throw paramProblem('ttl: Only one of `--ttl-eq\', `--ttl-lt\', `--ttl-gt\' allowed');
+  },
+  list(args) {
+    const neg = args[0] === '!';
+    const opt = args[neg ? 1 : 0] ?? '';
+    const v = args[neg ? 2 : 1] ?? '';
+    const sym = opt === '--ttl-eq' ? (neg ? '!=' : '==') : opt === '--ttl-lt' ? '<' : '>';
+    return `TTL match TTL ${sym} ${v}`;
+  },
+};
+
+export const TTL_TARGET: XtDefinition = {
+  name: 'TTL',
+  options: [
+    { name: 'ttl-set', args: 1, parse: byte('TTL', 'ttl-set') },
+    { name: 'ttl-dec', args: 1, parse: byte('TTL', 'ttl-dec') },
+    { name: 'ttl-inc', args: 1, parse: byte('TTL', 'ttl-inc') },
+  ],
+  tables: ['mangle'],
+  finish(s) {
+    if (!s.has('ttl-set') && !s.has('ttl-dec') && !s.has('ttl-inc')) throw paramProblem('TTL: You must specify an action');
+  },
+  list(args) {
+    const words: Readonly<Record<string, string>> = { '--ttl-set': 'set to', '--ttl-dec': 'decrement by', '--ttl-inc': 'increment by' };
+    return `TTL ${words[args[0] ?? ''] ?? ''} ${args[1] ?? ''}`;
+  },
+};
