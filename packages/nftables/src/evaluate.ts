@@ -308,9 +308,13 @@ function ifnameMatches(pattern: string, name: string): boolean {
   return pattern.endsWith('*') ? name.startsWith(pattern.slice(0, -1)) : pattern === name;
 }
 
+/** Exact keys as nested maps, one level per concatenated part (no string building per packet). */
+type ExactIndex = Map<string | number | undefined, ExactIndex | Element>;
+
 interface SetIndex {
   /** Exact keys (no intervals, no wildcards). */
-  readonly exact: Map<string | number, Element>;
+  readonly exact: ExactIndex;
+  readonly parts: number;
   /** Elements that need a scan: intervals and interface-name wildcards. */
   readonly scan: readonly Element[];
 }
@@ -320,14 +324,29 @@ const indexes = new WeakMap<readonly Element[], SetIndex>(); // tidy-allow: a lo
 function indexOf(elements: readonly Element[]): SetIndex {
   let ix = indexes.get(elements);
   if (ix === undefined) {
-    const exact = new Map<string | number, Element>();
+    const exact: ExactIndex = new Map();
     const scan: Element[] = [];
+    let parts = 0;
     for (const el of elements) {
       const needsScan = el.key.some((k) => k.kind === 'range' || (k.value.type === 'ifname' && k.value.s.endsWith('*')));
-      if (needsScan) scan.push(el);
-      else exact.set(keyString(el.key.map((k) => valueScalar((k as Extract<KeyPart, { kind: 'value' }>).value))), el);
+      if (needsScan) {
+        scan.push(el);
+        continue;
+      }
+      const key = el.key.map((k) => valueScalar((k as Extract<KeyPart, { kind: 'value' }>).value));
+      parts = key.length;
+      let m = exact;
+      for (let i = 0; i < key.length - 1; i++) {
+        let next = m.get(key[i]) as ExactIndex | undefined;
+        if (next === undefined) {
+          next = new Map();
+          m.set(key[i], next);
+        }
+        m = next;
+      }
+      m.set(key[key.length - 1], el);
     }
-    ix = { exact, scan };
+    ix = { exact, parts, scan };
     indexes.set(elements, ix);
   }
   return ix;
@@ -342,13 +361,24 @@ function partMatches(k: KeyPart, v: Scalar): boolean {
 
 function lookup(elements: readonly Element[], key: readonly Scalar[]): Element | undefined {
   const ix = indexOf(elements);
-  const hit = ix.exact.get(keyString(key));
-  if (hit !== undefined) return hit;
+  if (ix.parts === key.length) {
+    let m: ExactIndex | Element | undefined = ix.exact;
+    for (let i = 0; i < key.length && m !== undefined; i++) m = (m as ExactIndex).get(key[i]);
+    if (m !== undefined) return m as Element;
+  }
+  if (ix.scan.length === 0) return undefined;
   return ix.scan.find((el) => el.key.every((k, i) => partMatches(k, key[i])));
 }
 
+const setIndexes = new WeakMap<Table, Map<string, NftSet>>(); // tidy-allow: a name index derived from an immutable table; cannot change results
+
 function findSet(table: Table, name: string): NftSet | undefined {
-  return table.sets.find((s) => s.name === name);
+  let ix = setIndexes.get(table);
+  if (ix === undefined) {
+    ix = new Map(table.sets.map((set) => [set.name, set]));
+    setIndexes.set(table, ix);
+  }
+  return ix.get(name);
 }
 
 function inNamedSet(table: Table, name: string, key: readonly Scalar[], st: NftEvalState): Element | undefined | true {
@@ -552,7 +582,7 @@ export function evaluateBaseChain(ref: NftBaseChainRef, packet: NftPacket, ctx: 
         continue;
       case 'jump':
       case 'goto': {
-        const target = chains.get(verdict.chain);
+        const target = jumpTarget(chains, verdict);
         if (target === undefined || stack.length >= MAX_DEPTH) return finishOf(m, 'unsupported', { unsupported: `jump to ${verdict.chain} cannot be followed` });
         if (verdict.kind === 'goto') stack.pop();
         stack.push({ chain: target, index: 0 });
@@ -563,14 +593,29 @@ export function evaluateBaseChain(ref: NftBaseChainRef, packet: NftPacket, ctx: 
   return finishOf(m, 'accept');
 }
 
-const chainIndexes = new WeakMap<Table, Map<string, Chain>>(); // tidy-allow: a name index derived from an immutable table; cannot change results
-function chainIndex(t: Table): Map<string, Chain> {
+/** A table's chains by name, and jump targets resolved once per verdict object (no string hashing per packet). */
+interface ChainIndex {
+  readonly byName: Map<string, Chain>;
+  readonly byVerdict: WeakMap<Verdict, Chain | null>;
+}
+
+const chainIndexes = new WeakMap<Table, ChainIndex>(); // tidy-allow: a name index derived from an immutable table; cannot change results
+function chainIndex(t: Table): ChainIndex {
   let ix = chainIndexes.get(t);
   if (ix === undefined) {
-    ix = new Map(t.chains.map((c) => [c.name, c]));
+    ix = { byName: new Map(t.chains.map((c) => [c.name, c])), byVerdict: new WeakMap() };
     chainIndexes.set(t, ix);
   }
   return ix;
+}
+
+function jumpTarget(ix: ChainIndex, v: Extract<Verdict, { kind: 'jump' | 'goto' }>): Chain | undefined {
+  let c = ix.byVerdict.get(v);
+  if (c === undefined) {
+    c = ix.byName.get(v.chain) ?? null;
+    ix.byVerdict.set(v, c);
+  }
+  return c ?? undefined;
 }
 
 function verdictText(v: Verdict): string {
