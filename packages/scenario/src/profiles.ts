@@ -3,8 +3,8 @@
  * check. `netsim fuzz --controller npl:faulty` looks up the profile of `npl` and writes any
  * counterexample as a scenario file with these invariants.
  */
-import { POD_CHURN, RESTARTS, WATCH_FAULTS, controllerProperty, scenarioArbitrary, type ScenarioArbitraryOptions, type SimulationProperty } from '@netsim/check';
-import type { ControllerRegistry, JsonObject, PodSpec, PortSpec, SimScenario } from '@netsim/sim';
+import { IPTABLES_FAULTS, POD_CHURN, RESTARTS, WATCH_FAULTS, controllerProperty, scenarioArbitrary, type ScenarioArbitraryOptions, type SimulationProperty } from '@netsim/check';
+import type { ControllerRegistry, JsonObject, PodSpec, PortSpec, ServiceSpec, SimScenario } from '@netsim/sim';
 import { BUILTIN_SPECS, buildInvariant, type InvariantRegistry } from './invariants.ts';
 import type { InvariantSpec } from './model.ts';
 
@@ -69,6 +69,84 @@ const PROXY_PORTS: readonly PortSpec[] = [
 
 const NPL_ANNOTATION = 'nodeportlocal.antrea.io';
 const NPL_CHAIN = 'ANTREA-NODE-PORT-LOCAL';
+
+/**
+ * The container ports of the generic cluster's Pods: named TCP ports a Service targets by name,
+ * a UDP port, and one port no Service targets (a Pod's ports need not match a Service's).
+ */
+const GENERIC_PORTS: readonly PortSpec[] = [
+  { port: 8080, protocol: 'TCP', name: 'http' },
+  { port: 8081, protocol: 'TCP', name: 'metrics' },
+  { port: 8443, protocol: 'TCP', name: 'https' },
+  { port: 5353, protocol: 'UDP', name: 'dns' },
+  { port: 9090, protocol: 'TCP', name: 'admin' },
+];
+
+/**
+ * The generic cluster's Services: every kind a node-networking controller may care about. A
+ * ClusterIP Service with a named targetPort and a UDP port; NodePorts under externalTrafficPolicy
+ * Cluster and Local; a LoadBalancer; a NodePortLocal-enabled Service with a TCP, a named and a UDP
+ * target port.
+ */
+const GENERIC_SERVICES: readonly ServiceSpec[] = [
+  { name: 'web', selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }, { name: 'dns', port: 53, targetPort: 5353, protocol: 'UDP' }] },
+  { name: 'web-np', type: 'NodePort', externalTrafficPolicy: 'Cluster', selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP', nodePort: 30080 }, { name: 'dns', port: 53, targetPort: 'dns', protocol: 'UDP', nodePort: 30053 }] },
+  { name: 'web-local', type: 'NodePort', externalTrafficPolicy: 'Local', selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP', nodePort: 30081 }] },
+  { name: 'web-lb', type: 'LoadBalancer', selector: { app: 'web' }, ports: [{ name: 'https', port: 443, targetPort: 'https', protocol: 'TCP', nodePort: 30443 }] },
+  {
+    name: 'web-npl',
+    selector: { app: 'web' },
+    annotations: { [`${NPL_ANNOTATION}/enabled`]: 'true' },
+    ports: [
+      { name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' },
+      { name: 'metrics', port: 81, targetPort: 'metrics', protocol: 'TCP' },
+      { name: 'dns', port: 53, targetPort: 5353, protocol: 'UDP' },
+    ],
+  },
+];
+
+/**
+ * What the generic swarm may turn on: every history real clusters produce that a controller's
+ * own network does not break by itself (network changes such as rp_filter or a link down are left
+ * to scenarios that describe them).
+ */
+export const SWARM_KINDS = [
+  'pod.create',
+  ...POD_CHURN.filter((k) => k !== 'pod.create'),
+  'pod.complete',
+  'workload.scale',
+  'service.update',
+  'service.delete',
+  'service.create',
+  ...RESTARTS,
+  'node.reboot',
+  ...WATCH_FAULTS,
+  'handlers.slow',
+  ...IPTABLES_FAULTS,
+  'blind-churn',
+  'graceful-delete',
+  'relist-storm',
+  'iptables-outage',
+] as const;
+
+/**
+ * The default profile of any controller without a preset: a swarm over a generic cluster of one
+ * to three nodes (lowest-free or round-robin IPAM, so IPs come back), with the Services of
+ * {@link GENERIC_SERVICES}, multi-port Pods on several nodes, and every kind of
+ * {@link SWARM_KINDS}. Each run draws which kinds are on and their weights; the built-in,
+ * controller-agnostic invariants check it.
+ */
+export const GENERIC_PROFILE: FuzzProfile = {
+  scenarios: {
+    cluster: { nodes: { min: 1, max: 3 }, initialPods: 3, services: GENERIC_SERVICES, ipamPolicies: ['lowest-free', 'round-robin'] },
+    pods: { poolSize: 4, maxPorts: 3, ports: GENERIC_PORTS },
+    timeline: { kinds: [...SWARM_KINDS], maxActions: 8 },
+    swarm: true,
+    horizonMs: 20_000,
+    settleMs: 3000,
+  },
+  invariants: [],
+};
 
 /** Profiles of the reference controllers, by the part of the name before `:`. */
 export const FUZZ_PROFILES: { readonly [family: string]: FuzzProfile } = {
@@ -142,9 +220,9 @@ export const FUZZ_PROFILES: { readonly [family: string]: FuzzProfile } = {
   },
 };
 
-/** The profile for a controller name: an exact entry first, then the family before `:`. */
-export function fuzzProfileFor(controller: string, profiles: { readonly [key: string]: FuzzProfile } = FUZZ_PROFILES): FuzzProfile | undefined {
-  return profiles[controller] ?? profiles[controller.split(':')[0] ?? controller];
+/** The profile for a controller name: an exact entry first, then the family before `:`, else the generic swarm. */
+export function fuzzProfileFor(controller: string, profiles: { readonly [key: string]: FuzzProfile } = FUZZ_PROFILES): FuzzProfile {
+  return profiles[controller] ?? profiles[controller.split(':')[0] ?? controller] ?? GENERIC_PROFILE;
 }
 
 export interface FuzzPropertyOptions {

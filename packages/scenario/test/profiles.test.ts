@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { checkProperty, scenarioArbitrary } from '@netsim/check';
 import { CONTROLLERS } from '@netsim/controllers';
-import { FUZZ_PROFILES, fuzzProfileFor, fuzzProperty, type FuzzProfile } from '../src/index.ts';
+import { FUZZ_PROFILES, GENERIC_PROFILE, fuzzProfileFor, fuzzProperty, type FuzzProfile } from '../src/index.ts';
 
 const npl = FUZZ_PROFILES['npl'] as FuzzProfile;
 const kubeProxy = FUZZ_PROFILES['kube-proxy'] as FuzzProfile;
@@ -12,7 +12,7 @@ describe('fuzz profiles', () => {
     const mine: FuzzProfile = { ...npl, invariants: [] };
     expect(fuzzProfileFor('npl:faulty')).toBe(npl);
     expect(fuzzProfileFor('npl:faulty', { ...FUZZ_PROFILES, 'npl:faulty': mine })).toBe(mine);
-    expect(fuzzProfileFor('nope:fixed')).toBeUndefined();
+    expect(fuzzProfileFor('nope:fixed')).toBe(GENERIC_PROFILE);
   });
 
   it('should catch npl:faulty within the default 100 runs and shrink it to a short history', async () => {

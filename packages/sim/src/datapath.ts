@@ -236,6 +236,11 @@ export class ClusterDatapath {
     return this.net.host(node);
   }
 
+  /** Every host's name (nodes, the built-in hosts, scenario hosts). */
+  hostNames(): readonly string[] {
+    return this.net.hostNames();
+  }
+
   /** Whether the data plane has a host of that name (a node, a built-in host, a scenario host). */
   hasHost(name: string): boolean {
     return this.net.hostNames().includes(name);
