@@ -64,7 +64,7 @@ export interface EngineOptions extends ScheduleOptions {
    * What a task error means. Default: the run stops with a `finding`. The world installs a
    * handler that may crash the agent instead.
    */
-  readonly onTaskError?: (task: Task, finding: Finding) => 'stop' | 'continue';
+  readonly onTaskError?: (task: Task, finding: Finding, error: unknown) => 'stop' | 'continue';
 }
 
 /** What a step is: its family (`kind`), a readable label and the agent process that owns it. */
@@ -265,7 +265,7 @@ export class Engine {
   readonly #queue = new EventQueue();
   readonly #path: readonly number[] | undefined;
   readonly #whenPathExhausted: 'prng' | 'fifo';
-  readonly #onTaskError: ((task: Task, finding: Finding) => 'stop' | 'continue') | undefined;
+  readonly #onTaskError: ((task: Task, finding: Finding, error: unknown) => 'stop' | 'continue') | undefined;
   readonly #choices: number[] = [];
   readonly #invariants: { readonly name: string; readonly check: () => InvariantResult }[] = [];
   readonly #afterStep: (() => void)[] = [];
@@ -653,7 +653,7 @@ export class Engine {
       ...(thrown.stack !== undefined ? { stack: cleanStack(thrown.stack) } : {}),
     };
     this.emit('sim.finding', { kind, agent: task.owner, task: task.name, message: finding.message });
-    const decision = this.#onTaskError?.(task, finding) ?? 'stop';
+    const decision = this.#onTaskError?.(task, finding, e) ?? 'stop';
     if (decision === 'stop') this.#stop ??= this.#outcome({ status: 'finding', finding });
   }
 
@@ -695,7 +695,7 @@ export class Engine {
           task: task.name,
         };
         this.emit('sim.finding', { kind: finding.kind, agent: task.owner, task: task.name, message: finding.message });
-        const decision = this.#onTaskError?.(task, finding) ?? 'stop';
+        const decision = this.#onTaskError?.(task, finding, undefined) ?? 'stop';
         if (decision === 'stop') this.#stop ??= this.#outcome({ status: 'finding', finding });
       }
     }

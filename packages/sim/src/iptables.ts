@@ -55,6 +55,10 @@ export interface IptablesFaultState {
   lockHeldUntilMs: number;
   /** The next this-many commands fail with "Resource temporarily unavailable" (exit 4). */
   resourceFailures: number;
+  /** Every command fails that way until this time (exclusive): a persistent failure. */
+  failUntilMs: number;
+  /** When a failure was last injected (a resource failure, a failing restore), or -1. */
+  lastInjectedMs: number;
   /** The next `iptables-restore` fails at this input line (1-based) and changes nothing. */
   restoreFailAtLine: number | null;
   /** Extra latency added to every command until `slowUntilMs`. */
@@ -63,7 +67,7 @@ export interface IptablesFaultState {
 }
 
 export function noIptablesFaults(): IptablesFaultState {
-  return { lockHeldUntilMs: 0, resourceFailures: 0, restoreFailAtLine: null, slowExtraMs: 0, slowUntilMs: 0 };
+  return { lockHeldUntilMs: 0, resourceFailures: 0, failUntilMs: 0, lastInjectedMs: -1, restoreFailAtLine: null, slowExtraMs: 0, slowUntilMs: 0 };
 }
 
 /** How the handle waits for the xtables lock, like the library's `--wait` flag. */
@@ -204,8 +208,9 @@ export function createIptablesHandle(args: {
         }
         return { kind: 'locked', untilMs: faults.lockHeldUntilMs };
       }
-      if (faults.resourceFailures > 0) {
-        faults.resourceFailures--;
+      if (faults.resourceFailures > 0 || engine.now() < faults.failUntilMs) {
+        if (faults.resourceFailures > 0) faults.resourceFailures--;
+        faults.lastInjectedMs = engine.now();
         const stderr = program === 'iptables' ? RESOURCE_PROBLEM : `${program}: Resource temporarily unavailable.\n`;
         return { kind: 'done', result: { stdout: '', stderr, exitCode: EXIT_RESOURCE } };
       }
@@ -352,6 +357,7 @@ export function createIptablesHandle(args: {
           if (faults.restoreFailAtLine !== null) {
             const line = faults.restoreFailAtLine;
             faults.restoreFailAtLine = null;
+            faults.lastInjectedMs = engine.now();
             return { stdout: '', stderr: `iptables-restore: line ${line} failed\n`, exitCode: 1 };
           }
           // A failed restore keeps the tables it committed before the failing block, as the real tool.

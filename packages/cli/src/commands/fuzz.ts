@@ -267,11 +267,8 @@ export async function runFuzz(opts: FuzzCliOptions, io: Io = defaultIo): Promise
     io.stderr(`netsim fuzz: unknown controller "${opts.controller}" (known: ${Object.keys(plugins.controllers).sort().join(', ') || 'none'})\n`);
     return 2;
   }
+  // A preset of the controller's family, else the generic swarm.
   const profile = fuzzProfileFor(opts.controller, plugins.fuzzProfiles);
-  if (profile === undefined) {
-    io.stderr(`netsim fuzz: no fuzz profile for "${opts.controller}" (profiles: ${Object.keys(plugins.fuzzProfiles).sort().join(', ')}); a --controllers module can export "fuzzProfiles"\n`);
-    return 2;
-  }
   const alongside = opts.alongside ?? [];
   for (const name of alongside) {
     if (plugins.controllers[name] === undefined) {
