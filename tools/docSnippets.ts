@@ -5,6 +5,9 @@
  * - `no-run`: type-check only (a complete program too slow, or needing a machine, to run in the suite);
  * - `continues`: the block goes on from the file's previous block (a tutorial building on what it
  *   defined): it is checked and run after that block's code;
+ * - `in FILE`: the block is a source file of the repository that does not exist yet (a contributor's
+ *   example, like a new module): it is compiled with its relative imports resolved from FILE's
+ *   directory, and not run;
  * - `excerpt FILE`: the block quotes the repository's own source; each of its lines must appear,
  *   in order, in FILE (so the quote cannot go stale), and it is not compiled on its own;
  * every other block that imports something, and is no test file (no `vitest` or `node:test`
@@ -53,7 +56,7 @@ export function docSnippets(root: string): Snippet[] {
 
 /** Whether the test runs the block as a program (see the module comment). */
 export function runnable(s: Snippet): boolean {
-  return !s.flags.includes('no-run') && !s.flags.includes('excerpt') && /^import\s/m.test(s.code) && !/from\s+['"](vitest|node:test)['"]/.test(s.code);
+  return !s.flags.includes('no-run') && !s.flags.includes('excerpt') && !s.flags.includes('in') && /^import\s/m.test(s.code) && !/from\s+['"](vitest|node:test)['"]/.test(s.code);
 }
 
 /** `docs/engine.md, block 2 (line 40)`: how failures name a block. */
@@ -64,5 +67,11 @@ export function describeSnippet(s: Snippet): string {
 /** For an `excerpt FILE` block: the quoted file, or undefined. */
 export function excerptOf(s: Snippet): string | undefined {
   const i = s.flags.indexOf('excerpt');
+  return i < 0 ? undefined : s.flags[i + 1];
+}
+
+/** For an `in FILE` block: the file it stands for, or undefined. */
+export function inFileOf(s: Snippet): string | undefined {
+  const i = s.flags.indexOf('in');
   return i < 0 ? undefined : s.flags[i + 1];
 }

@@ -1,11 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { describeSnippet, docSnippets, excerptOf, runnable, type Snippet } from '../docSnippets.ts';
+import { describeSnippet, docSnippets, excerptOf, inFileOf, runnable, type Snippet } from '../docSnippets.ts';
 import { workspacePackages } from '../packages.ts';
 
 // Every TypeScript block of the guide is checked as a user would write it in a project of their
@@ -31,7 +31,12 @@ function fileName(s: Snippet): string {
 
 describe('the guide: TypeScript blocks in README.md and docs/*.md', () => {
   const dir = project();
-  for (const s of snippets) writeFileSync(join(dir, fileName(s)), s.code);
+  for (const s of snippets) {
+    const inFile = inFileOf(s);
+    // A block standing for a file of the repository imports its neighbours relatively: from there.
+    const code = inFile === undefined ? s.code : s.code.replace(/(from\s+')(\.\.?\/[^']+)'/g, (_m, head: string, spec: string) => `${head}${resolve(root, dirname(inFile), spec)}'`);
+    writeFileSync(join(dir, fileName(s)), code);
+  }
 
   it('should find the guide blocks', () => {
     expect(snippets.length).toBeGreaterThan(10);

@@ -22,7 +22,7 @@ describe('netsim fuzz', () => {
     const c = capture();
     expect(await runFuzz({ controller: 'toy-dnat:faulty', runs: 100, seed: 8, out, controllers: toy, progress: false }, c.io)).toBe(1);
     const text = c.out();
-    expect(text.split('\n')[0]).toBe('netsim fuzz: seed 8, 100 runs of toy-dnat:faulty against 6 invariants');
+    expect(text.split('\n')[0]).toBe('netsim fuzz: seed 8, 100 runs of toy-dnat:faulty against 7 invariants');
     expect(text).toMatch(/^counterexample after \d+ runs and \d+ shrinks \([\d.]+s\): invariant "no stale DNAT" violated at step \d+, t=\d+ms/m);
     expect(text).toMatch(/^history: 2 actions, story: \d+ lines$/m);
     const files = readdirSync(out).sort();
@@ -45,7 +45,7 @@ describe('netsim fuzz', () => {
     const out = mkdtempSync(join(tmpdir(), 'netsim-fuzz-'));
     const c = capture();
     expect(await runFuzz({ controller: 'flannel:faulty', alongside: ['kube-proxy:fixed'], runs: 100, seed: 1, out, progress: false }, c.io)).toBe(1);
-    expect(c.out().split('\n')[0]).toBe('netsim fuzz: seed 1, 100 runs of flannel:faulty beside kube-proxy:fixed against 6 invariants');
+    expect(c.out().split('\n')[0]).toBe('netsim fuzz: seed 1, 100 runs of flannel:faulty beside kube-proxy:fixed against 7 invariants');
     expect(c.out()).toContain(`reproduce with: netsim fuzz --controller flannel:faulty --alongside kube-proxy:fixed --seed 1 --runs 100 --out ${out}\n`);
     const file = loadScenario(readFileSync(join(out, 'fuzz-flannel-faulty-seed-1.yaml'), 'utf8'));
     expect(file.scenario.alongside).toEqual([{ name: 'kube-proxy:fixed' }]);
