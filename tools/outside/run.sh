@@ -76,6 +76,8 @@ shipped() { out=$(npx netsim replay) && grep -Eq '^([0-9]+) of \1 scenarios met 
 check "npx netsim replay (the scenarios shipped with the CLI)" shipped
 own() { out=$(npx netsim replay node_modules/@netsim/cli/dist/scenarios/npl-multi-port-cleanup-fixed.yaml) && grep -q '^1 of 1 scenario met its expectation$' <<<"$out"; }
 check "npx netsim replay FILE (from the user's directory)" own
+schema() { f=node_modules/@netsim/cli/dist/scenarios/npl-multi-port-cleanup-fixed.yaml; s=$(sed -n '1s/^# yaml-language-server: \$schema=//p' "$f"); [ -n "$s" ] && [ -f "$(dirname "$f")/$s" ]; }
+check "the shipped scenarios point editors at the installed schema" schema
 none() { npx netsim replay empty; [ $? = 2 ]; }
 check "npx netsim replay DIR without scenarios exits 2" none
 finish

@@ -24,7 +24,7 @@ import { checkProperty, describeOutcome, failureSignature, type CheckOptions, ty
  */
 export type RunReceived =
   | RunOutcome
-  | { readonly outcome: RunOutcome; readonly events?: readonly TraceEvent[]; readonly world?: { readonly seed: number; readonly events?: readonly TraceEvent[] }; readonly seed?: number };
+  | { readonly outcome: RunOutcome; readonly events?: readonly TraceEvent[]; readonly world?: { readonly seed?: number; readonly events?: readonly TraceEvent[] }; readonly seed?: number };
 
 /** The outcome, trace and seed of a received value, or undefined when it is neither shape. */
 export function unpackRun(received: unknown): { outcome: RunOutcome; events: readonly TraceEvent[]; seed: number | undefined } | undefined {

@@ -65,3 +65,28 @@ describe('netsim exit statuses', () => {
     expect(r.status).toBe(0);
   }, SPAWN_TIMEOUT_MS);
 });
+
+describe('netsim fuzz exit statuses', () => {
+  it('should exit 2 on a bad --seed, --time-budget or --shard, and on an --out that is a file, before running', () => {
+    expectUsageError(netsim('fuzz', '--controller', 'npl:fixed', '--seed', 'abc'), `error: option '--seed <n>' argument 'abc' is invalid. expected an integer >= 0 or "random", got "abc"`);
+    expectUsageError(netsim('fuzz', '--controller', 'npl:fixed', '--time-budget', '5x'), `error: option '--time-budget <duration>' argument '5x' is invalid. expected a duration like 90, 90s, 15m or 1h30m, got "5x"`);
+    expectUsageError(netsim('fuzz', '--controller', 'npl:fixed', '--shard', '4/4'), /option '--shard <i\/n>' argument '4\/4' is invalid/);
+    const file = module('// not a directory\n');
+    expectUsageError(netsim('fuzz', '--controller', 'npl:fixed', '--out', file), `netsim fuzz: --out ${file}: is a file, not a directory\n`);
+  }, SPAWN_TIMEOUT_MS);
+
+  it('should refuse a scenario the API server would reject, and an alias bomb, with exit 2 and file:line:col', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'netsim-bad-'));
+    const bomb = join(dir, 'laughs.yaml');
+    writeFileSync(bomb, ['a: &a [x, x, x, x, x, x, x, x, x]', 'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]', 'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]', 'd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]', 'e: [*d, *d, *d, *d, *d, *d, *d, *d, *d]', ''].join('\n'));
+    const r = netsim('replay', bomb);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(`${bomb}:2:8: invalid YAML: its aliases expand to more than 1000 references (an alias bomb, "billion laughs")`);
+    expect(r.stderr).not.toMatch(/^\s+at /m);
+    const rejected = join(dir, 'rejected.yaml');
+    writeFileSync(rejected, readFileSync(`${root}scenarios/nodeport-external-policy-local.yaml`, 'utf8').replace('nodePort: 30080', 'nodePort: 40000'));
+    const s = netsim('replay', rejected);
+    expect(s.status).toBe(2);
+    expect(s.stderr).toMatch(/rejected\.yaml:21:\d+: cluster\.services\[0\]\.ports\[0\]\.nodePort: Service "web" is invalid: spec\.ports\[0\]\.nodePort: Invalid value: 40000: provided port is not in the valid range\. The range of valid ports is 30000-32767/);
+  }, SPAWN_TIMEOUT_MS);
+});

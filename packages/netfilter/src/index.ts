@@ -72,7 +72,7 @@ export {
 } from './ip.ts';
 export { emptyRuleset, emptyTable, freshRuleset, isBuiltinChain, isTableName } from './ruleset.ts';
 export { NetfilterError, isNetfilterError, type NetfilterErrorCode, type SourceLocation } from './errors.ts';
-export { parseSave, formatSave, SAVE_TABLE_ORDER, type ParseSaveOptions, type FormatSaveOptions } from './save.ts';
+export { parseSave, formatSave, writeSave, SAVE_TABLE_ORDER, type ParseSaveOptions, type FormatSaveOptions } from './save.ts';
 export { restore, tryRestore, type RestoreOptions, type RestoreFailure } from './restore.ts';
 export { exec, type ExecOptions, type ExecResult } from './exec.ts';
 export { parseRuleSpec, formatRuleSpec, ruleSpecWords, ruleKey, type ParseRuleSpecOptions } from './ruleSpec.ts';

@@ -73,19 +73,42 @@ export interface FormatSaveOptions {
  * // '*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n-A INPUT -p tcp -m tcp --dport 22 -j ACCEPT\nCOMMIT\n'
  */
 export function formatSave(ruleset: Ruleset, opts: FormatSaveOptions = {}): string {
+  const chunks: string[] = [];
+  writeSave(ruleset, (s) => void chunks.push(s), opts);
+  return chunks.join('');
+}
+
+/** How much text {@link writeSave} gathers before handing it to its sink. */
+const CHUNK_CHARS = 1 << 16;
+
+/**
+ * {@link formatSave}, handed to `write` in pieces of about 64k characters as it is made: a large
+ * ruleset is written out without its whole text (and a string per line) in memory at once.
+ *
+ * @example
+ * writeSave(parseSave(text), (s) => void process.stdout.write(s));
+ */
+export function writeSave(ruleset: Ruleset, write: (chunk: string) => void, opts: FormatSaveOptions = {}): void {
   const counters = opts.counters ?? 'present';
-  const parts: string[] = [];
+  let buf = '';
+  const put = (s: string): void => {
+    buf += s;
+    if (buf.length >= CHUNK_CHARS) {
+      write(buf);
+      buf = '';
+    }
+  };
   for (const name of SAVE_TABLE_ORDER) {
     const table = ruleset.tables[name];
     if (table.absent === true) continue;
-    parts.push(`*${name}\n`);
+    put(`*${name}\n`);
     const chains = chainOrder(table);
     for (const c of chains) {
       if (c.policy !== undefined) {
         const cnt = c.counters ?? { packets: 0, bytes: 0 };
-        parts.push(`:${c.name} ${c.policy} [${cnt.packets}:${cnt.bytes}]\n`);
+        put(`:${c.name} ${c.policy} [${cnt.packets}:${cnt.bytes}]\n`);
       } else {
-        parts.push(`:${c.name} - [0:0]\n`);
+        put(`:${c.name} - [0:0]\n`);
       }
     }
     for (const c of chains) {
@@ -95,13 +118,13 @@ export function formatSave(ruleset: Ruleset, opts: FormatSaveOptions = {}): stri
         const line = words.length === 0 ? head : `${head} ${words.join(' ')}`;
         const rc = r.counters;
         if (counters === true || (counters === 'present' && rc !== undefined)) {
-          parts.push(`[${rc?.packets ?? 0}:${rc?.bytes ?? 0}] ${line}\n`);
+          put(`[${rc?.packets ?? 0}:${rc?.bytes ?? 0}] ${line}\n`);
         } else {
-          parts.push(`${line}\n`);
+          put(`${line}\n`);
         }
       }
     }
-    parts.push('COMMIT\n');
+    put('COMMIT\n');
   }
-  return parts.join('');
+  if (buf !== '') write(buf);
 }

@@ -18,7 +18,7 @@ import { IpsetFileError, ipsetNames } from '../ipsetFile.ts';
 import {
   diff,
   formatDiff,
-  formatSave,
+  writeSave,
   freshRuleset,
   isNetfilterError,
   parseSave,
@@ -76,7 +76,8 @@ export function rulesetFmt(file: string, opts: { counters?: boolean; iptablesVer
       ...(opts.counters === true && { counters: true }),
       ...(opts.iptablesVersion !== undefined && { version: opts.iptablesVersion }),
     });
-    io.stdout(formatSave(ruleset, { counters: opts.counters === true }));
+    // Written out in pieces as it is formatted: the whole text is never in memory at once.
+    writeSave(ruleset, io.stdout, { counters: opts.counters === true });
     return 0;
   } catch (e) {
     return reportError(io, 'fmt', e);

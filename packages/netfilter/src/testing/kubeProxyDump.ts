@@ -25,6 +25,8 @@ export interface KubeProxyDumpOptions {
   readonly seed?: number;
   /** Endpoints per service are drawn from 1..maxEndpoints (default 4, average 2.5). */
   readonly maxEndpoints?: number;
+  /** Every service has exactly this many endpoints (instead of drawing from 1..maxEndpoints). */
+  readonly endpoints?: number;
   /** Every n-th service is a NodePort service (default 3). */
   readonly nodePortEvery?: number;
   /**
@@ -97,7 +99,8 @@ function services(opts: KubeProxyDumpOptions): Service[] {
     const targetPort = 8000 + (next() % 1000);
     const svcChain = `KUBE-SVC-${hash16(`${name}/tcp`)}`;
     const extChain = `KUBE-EXT-${hash16(`${name}/tcp`).split('').reverse().join('')}`;
-    const count = 1 + (next() % maxEndpoints);
+    const drawn = 1 + (next() % maxEndpoints);
+    const count = opts.endpoints ?? drawn;
     const endpoints: { ip: string; chain: string }[] = [];
     for (let e = 0; e < count; e++) {
       const ip = formatIpv4((ENDPOINT_BASE + 2 + (endpointIndex++ % 65000)) >>> 0);
