@@ -98,6 +98,51 @@ function undecided(why: string): ModTest {
 }
 
 /**
+ * `-m sctp` / `-m dccp` with only `--sport`/`--dport` (and their long spellings, each maybe
+ * negated): xt_sctp/xt_dccp compare the ports of a first fragment of their protocol exactly as
+ * tcp/udp do. Other options (`--chunk-types`, `--dccp-types`…) return null: not decided here.
+ */
+function portOnlyTest(proto: number, args: readonly string[]): ModTest | null {
+  let sFrom = 0;
+  let sTo = 65535;
+  let sNeg = false;
+  let dFrom = 0;
+  let dTo = 65535;
+  let dNeg = false;
+  for (let i = 0; i < args.length; i++) {
+    let neg = false;
+    if (args[i] === '!') {
+      neg = true;
+      i++;
+    }
+    const opt = args[i];
+    const value = args[i + 1];
+    if (value === undefined) return null;
+    const m = /^(\d+)(?::(\d+))?$/.exec(value);
+    if (m === null) return null;
+    const from = Number(m[1]);
+    const to = m[2] === undefined ? from : Number(m[2]);
+    if (opt === '--sport' || opt === '--source-port') {
+      [sFrom, sTo, sNeg] = [from, to, neg];
+    } else if (opt === '--dport' || opt === '--destination-port') {
+      [dFrom, dTo, dNeg] = [from, to, neg];
+    } else return null;
+    i++;
+  }
+  return {
+    test: (w) => {
+      const p = w.packet;
+      if (p.proto !== proto || p.fragment) return NOMATCH;
+      if ((p.sport >= sFrom && p.sport <= sTo) === sNeg) return NOMATCH;
+      if ((p.dport >= dFrom && p.dport <= dTo) === dNeg) return NOMATCH;
+      return MATCH;
+    },
+    sideEffect: false,
+    undecidable: false,
+  };
+}
+
+/**
  * The closure for one module of `rule`, or `null` for modules that always match (`comment`).
  */
 export function compileMatch(m: Match, rule: Rule): ModTest | null {
@@ -249,6 +294,10 @@ export function compileMatch(m: Match, rule: Rule): ModTest | null {
       };
     }
     case 'unknown':
+      if (m.module === 'sctp' || m.module === 'dccp') {
+        const ports = portOnlyTest(m.module === 'sctp' ? 132 : 33, m.args);
+        if (ports !== null) return ports;
+      }
       // nfacct only counts (a quota lives in the accounting object, which netsim does not model).
       if (m.module === 'nfacct') return null;
       return undecided(m.module);

@@ -865,6 +865,12 @@ function listUnknownMatch(module: string, args: readonly string[], numeric: bool
       const burst = optionValue(args, ['--limit-burst'])?.value ?? '5';
       return `limit: avg ${rate} burst ${burst}`;
     }
+    case 'socket':
+      // libxt_socket prints its flags with their dashes, in the order iptables-save does.
+      return ['socket', ...args].join(' ');
+    case 'physdev':
+      // libxt_physdev: " PHYSDEV match" then the options exactly as iptables-save words them.
+      return ['PHYSDEV match', ...args].join(' ');
     case 'connmark': {
       // libxt_connmark: " connmark match " then "!" when inverted, then " 0xV[/0xM]".
       const v = optionValue(args, ['--mark']);
