@@ -10,7 +10,7 @@ import type { EvalContext, NatRequest, Packet } from './evalTypes.ts';
 import { matchModuleOfKind } from './matches.ts';
 import { recentMatches } from './recent.ts';
 import * as S from './statistic.ts';
-import type { AddrType, CtState, Match, Rule } from './types.ts';
+import type { CtState, Match, Rule } from './types.ts';
 
 export const NOMATCH = 0;
 export const MATCH = 1;
@@ -73,27 +73,6 @@ export interface ModTest {
   readonly sideEffect: boolean;
   /** It may return UNDECIDED. */
   readonly undecidable: boolean;
-}
-
-const ADDR_TYPE_BIT: { readonly [T in AddrType]: number } = {
-  UNSPEC: 1 << 0,
-  UNICAST: 1 << 1,
-  LOCAL: 1 << 2,
-  BROADCAST: 1 << 3,
-  ANYCAST: 1 << 4,
-  MULTICAST: 1 << 5,
-  BLACKHOLE: 1 << 6,
-  UNREACHABLE: 1 << 7,
-  PROHIBIT: 1 << 8,
-  THROW: 1 << 9,
-  NAT: 1 << 10,
-  XRESOLVE: 1 << 11,
-};
-
-function typeMask(types: readonly AddrType[]): number {
-  let m = 0;
-  for (const t of types) m |= ADDR_TYPE_BIT[t];
-  return m;
 }
 
 function ctMask(states: readonly CtState[]): number {
@@ -263,27 +242,6 @@ export function compileMatch(m: Match, rule: Rule): ModTest | null {
         undecidable: false,
       };
     }
-    case 'addrtype': {
-      const srcMask = m.src === undefined ? 0 : typeMask(m.src.types);
-      const srcNeg = m.src?.negate ?? false;
-      const hasSrc = m.src !== undefined;
-      const dstMask = m.dst === undefined ? 0 : typeMask(m.dst.types);
-      const dstNeg = m.dst?.negate ?? false;
-      const hasDst = m.dst !== undefined;
-      const limitIn = m.limitIfaceIn;
-      const limitOut = m.limitIfaceOut;
-      return {
-        test: (w) => {
-          const p = w.packet;
-          const dev = limitIn ? p.inIface : limitOut ? p.outIface : null;
-          if (hasSrc && ((ADDR_TYPE_BIT[w.ctx.addrType(p.src, dev)] & srcMask) !== 0) === srcNeg) return NOMATCH;
-          if (hasDst && ((ADDR_TYPE_BIT[w.ctx.addrType(p.dst, dev)] & dstMask) !== 0) === dstNeg) return NOMATCH;
-          return MATCH;
-        },
-        sideEffect: false,
-        undecidable: false,
-      };
-    }
     case 'statistic': {
       const negate = m.negate;
       if (m.mode === 'random') {
@@ -347,6 +305,7 @@ export function compileMatch(m: Match, rule: Rule): ModTest | null {
     case 'iprange':
     case 'icmp':
     case 'comment':
+    case 'addrtype':
       throw new Error(`${m.kind} is compiled by its module`);
   }
 }

@@ -16,11 +16,12 @@ import { listRpfilterText, RPFILTER_MODULE } from './rpfilter.ts';
 import { quoteAlways, quoteSaveString } from './tokenize.ts';
 import { XT_MATCHES } from './xt/index.ts';
 import { xtSaveWords } from './xt/define.ts';
-import type { AddrType, AddrTypeSel, CtState, Match, MatchKind, PortMatch, PortRange, Rule, TcpFlagsMatch } from './types.ts';
+import type { CtState, Match, MatchKind, PortMatch, PortRange, Rule, TcpFlagsMatch } from './types.ts';
 import type { ModTest } from './matchers.ts';
 import { IPRANGE_MODULE } from './iprange.ts';
 import { COMMENT_MODULE, truncateUtf8 } from './comment.ts';
 import { ICMP_MODULE } from './icmp.ts';
+import { ADDRTYPE_MODULE } from './addrtype.ts';
 import { hex, MARK_MODULE, parseMarkMask } from './mark.ts';
 
 export { hex, parseMarkMask, truncateUtf8 };
@@ -442,72 +443,7 @@ register({
   },
 });
 
-// ---------------------------------------------------------------------------------------------
-// addrtype
-
-/** Address types in bit order, the order iptables prints them in. */
-export const ADDR_TYPE_ORDER: readonly AddrType[] = [
-  'UNSPEC',
-  'UNICAST',
-  'LOCAL',
-  'BROADCAST',
-  'ANYCAST',
-  'MULTICAST',
-  'BLACKHOLE',
-  'UNREACHABLE',
-  'PROHIBIT',
-  'THROW',
-  'NAT',
-  'XRESOLVE',
-];
-
-const ADDRTYPE_OPTIONS = new OptionTable([
-  { name: 'src-type', args: 1, invert: true },
-  { name: 'dst-type', args: 1, invert: true },
-  { name: 'limit-iface-in', args: 0 },
-  { name: 'limit-iface-out', args: 0 },
-]);
-
-register({
-  name: 'addrtype',
-  options: ADDRTYPE_OPTIONS,
-  create() {
-    const t: OptionTracker = new OptionTracker('addrtype', ADDRTYPE_OPTIONS);
-    let src: AddrTypeSel | undefined;
-    let dst: AddrTypeSel | undefined;
-    return {
-      name: 'addrtype',
-      spec: ADDRTYPE_OPTIONS,
-      option(use) {
-        t.use(use, ADDRTYPE_OPTIONS.exact(use.name)!);
-        if (use.name === 'limit-iface-in' || use.name === 'limit-iface-out') {
-          const other = use.name === 'limit-iface-in' ? 'limit-iface-out' : 'limit-iface-in';
-          if (t.has(other)) excludes('addrtype', ADDRTYPE_OPTIONS, use.name, other, use.argIndex);
-          return;
-        }
-        const set = new Set<AddrType>();
-        for (const part of (use.values[0] ?? '').split(',')) {
-          const up = part.toUpperCase() as AddrType;
-          if (!ADDR_TYPE_ORDER.includes(up)) throw paramProblem(`addrtype: bad type "${part}"`, use.argIndex + 1);
-          set.add(up);
-        }
-        const sel: AddrTypeSel = { types: ADDR_TYPE_ORDER.filter((x) => set.has(x)), negate: use.invert };
-        if (use.name === 'src-type') src = sel;
-        else dst = sel;
-      },
-      finish() {
-        if (src === undefined && dst === undefined) throw paramProblem('addrtype: you must specify --src-type or --dst-type');
-        return {
-          kind: 'addrtype',
-          ...(src && { src }),
-          ...(dst && { dst }),
-          limitIfaceIn: t.has('limit-iface-in'),
-          limitIfaceOut: t.has('limit-iface-out'),
-        };
-      },
-    };
-  },
-});
+register(ADDRTYPE_MODULE);
 
 // ---------------------------------------------------------------------------------------------
 // statistic
@@ -759,19 +695,6 @@ export function saveMatchWords(m: Match, out: string[]): void {
       pushNeg(out, m.negate);
       out.push('--state', m.states.join(','));
       return;
-    case 'addrtype':
-      out.push('-m', 'addrtype');
-      if (m.src) {
-        pushNeg(out, m.src.negate);
-        out.push('--src-type', m.src.types.join(','));
-      }
-      if (m.dst) {
-        pushNeg(out, m.dst.negate);
-        out.push('--dst-type', m.dst.types.join(','));
-      }
-      if (m.limitIfaceIn) out.push('--limit-iface-in');
-      if (m.limitIfaceOut) out.push('--limit-iface-out');
-      return;
     case 'statistic':
       out.push('-m', 'statistic', '--mode', m.mode);
       if (m.mode === 'random') {
@@ -795,6 +718,7 @@ export function saveMatchWords(m: Match, out: string[]): void {
     case 'iprange':
     case 'icmp':
     case 'comment':
+    case 'addrtype':
       throw new Error(`${m.kind} is printed by its module`);
     case 'unknown': {
       out.push('-m', m.module);
@@ -878,14 +802,6 @@ export function listMatchText(m: Match, numeric: boolean, proto = 0): string {
     }
     case 'state':
       return `${m.negate ? '! ' : ''}state ${m.states.join(',')}`;
-    case 'addrtype': {
-      let s = 'ADDRTYPE match';
-      if (m.src) s += ` src-type ${m.src.negate ? '!' : ''}${m.src.types.join(',')}`;
-      if (m.dst) s += ` dst-type ${m.dst.negate ? '!' : ''}${m.dst.types.join(',')}`;
-      if (m.limitIfaceIn) s += ' limit-in';
-      if (m.limitIfaceOut) s += ' limit-out';
-      return s;
-    }
     case 'statistic':
       if (m.mode === 'random') {
         return `statistic mode random ${m.negate ? '! ' : ''}probability ${m.probability?.text ?? ''}`;
@@ -904,6 +820,7 @@ export function listMatchText(m: Match, numeric: boolean, proto = 0): string {
     case 'iprange':
     case 'icmp':
     case 'comment':
+    case 'addrtype':
       throw new Error(`${m.kind} is listed by its module`);
   }
 }
