@@ -85,3 +85,31 @@ describe('netsim list', () => {
     expect(listArgv({ ...base, listRules: true, numeric: true, verbose: true })).toEqual(['-t', 'filter', '-S', '-v']);
   });
 });
+
+describe('netsim list: the documented examples', () => {
+  it('should print exactly what docs/netfilter.md shows', () => {
+    const root = fileURLToPath(new URL('../../../../', import.meta.url));
+    const doc = readFileSync(`${root}docs/netfilter.md`, 'utf8');
+    const shown = [...doc.matchAll(/^\$ pnpm -s netsim list ([^\n]*)\n([\s\S]*?)(?=^\$ |^```)/gm)];
+    expect(shown.length).toBe(2);
+    for (const [, command, output] of shown) {
+      const words = (command ?? '').split(' ');
+      const at = words.indexOf('--ruleset');
+      const ruleset = `${root}${words[at + 1] ?? ''}`;
+      const rest = words.filter((_, i) => i !== at && i !== at + 1);
+      const opts: { -readonly [K in keyof ListCliOptions]?: ListCliOptions[K] } = { ruleset, iptablesVersion: '1.8.10' };
+      const positional: string[] = [];
+      for (let i = 0; i < rest.length; i++) {
+        const w = rest[i] as string;
+        if (w === '-t') opts.table = rest[++i] as string;
+        else if (w === '--line-numbers') opts.lineNumbers = true;
+        else if (w.startsWith('-')) {
+          if (w.includes('n')) opts.numeric = true;
+          if (w.includes('v')) opts.verbose = true;
+          if (w.includes('x')) opts.exact = true;
+        } else positional.push(w);
+      }
+      expect(list(opts, positional[0], positional[1]).stdout).toBe(output);
+    }
+  });
+});
