@@ -340,7 +340,8 @@ function nftGoesOn(host: Host, hook: Hook, ref: NftBaseChainRef, r: NftChainResu
     case 'reject': {
       const how = nftRejectWith(r.reject);
       drop(host, pkt, site, `${where} rule ${last?.rule ?? '?'}: reject (${how})`, rc);
-      rejectReply(host, pkt, how, sk, rc);
+      // At PREROUTING the packet has no route yet: the kernel answers even one sent to a broadcast address.
+      rejectReply(host, pkt, how, sk, rc, hook === 'PREROUTING');
       return false;
     }
     case 'unsupported':
@@ -350,7 +351,9 @@ function nftGoesOn(host: Host, hook: Hook, ref: NftBaseChainRef, r: NftChainResu
 }
 
 /**
- * The host's nft base chains (not `nat` ones) at `hook` whose priority is in [lo, hi), in order.
+ * The host's nft base chains (not `nat` ones) at `hook` whose place is in (lo, hi], in order: a
+ * chain at the priority of an iptables table runs before it (it registered later), one at -200
+ * after conntrack (which registers when the ruleset first needs it).
  * `pre` collects `notrack` from chains before conntrack; `reroute` runs after a `route` chain
  * changed the mark or the destination of a locally generated packet. Returns false when the packet dies.
  */
@@ -369,9 +372,9 @@ function runNft(
 ): boolean {
   const at = host.nftChainsAt(hook);
   if (at === undefined) return true;
-  for (const ref of at.chains) {
-    if (ref.priority < lo) continue;
-    if (ref.priority >= hi) break;
+  for (const { ref, at: place } of at.chains) {
+    if (place <= lo) continue;
+    if (place > hi) break;
     const markBefore = pkt.mark;
     const dstBefore = pkt.dst;
     const r = runNftChain(host, hook, ref, pkt, inIf, outIf, sk, rc);
@@ -383,6 +386,8 @@ function runNft(
 }
 
 const NFT_ALL = Number.POSITIVE_INFINITY;
+/** Just before conntrack's -200: a chain at -200 itself runs after conntrack. */
+const BEFORE_CT = -201;
 
 // ---------------------------------------------------------------------------------------------
 // conntrack
@@ -553,7 +558,10 @@ function natHook(host: Host, hook: Hook, manip: Manip, pkt: Pkt, inIf: string | 
     return true;
   }
   const decided = manip === 'src' ? e.natDoneSrc : e.natDoneDst;
-  if (!decided && (sk.state === 'NEW' || sk.state === 'RELATED')) {
+  // nf_nat_ipv4_fn: a RELATED ICMP packet (an error about the connection) is only translated,
+  // never walked through the nat chains, even while the connection's NAT is undecided.
+  const relatedIcmp = sk.state === 'RELATED' && pkt.proto === PROTO_ICMP;
+  if (!decided && !relatedIcmp && (sk.state === 'NEW' || sk.state === 'RELATED')) {
     if (empty) {
       // An empty chain decides "no NAT" without a walk worth reporting.
       setupNat(e, manip, undefined, natEnv(host, rc), { iface: outIf, nexthop });
@@ -582,7 +590,7 @@ function natHook(host: Host, hook: Hook, manip: Manip, pkt: Pkt, inIf: string | 
         ...(res.kind !== 'none' ? { target: res.kind } : {}),
       });
     }
-  } else if (!empty) {
+  } else if (!empty && decided) {
     if (!rc.lean) rc.trace.push({ kind: 'nat-skip', host: host.name, hook, reason: 'binding-exists' });
     if (manip === 'src' && hook === 'POSTROUTING' && e.masqIface !== null && sk.dir === 'original' && outIf !== e.masqIface) {
       // nf_nat_oif_changed: a masqueraded flow now leaves by another interface.
@@ -600,7 +608,7 @@ const NO_REFS: readonly NftBaseChainRef[] = [];
 
 /**
  * `nf_nat_inet_fn`'s walk of a connection's first packet: the iptables nat table and the nft
- * `nat` chains at this hook, in priority order (iptables first at a tie), until one asks for NAT;
+ * `nat` chains at this hook, in priority order (an nft chain first at a tie: it registered later), until one asks for NAT;
  * one that drops ends the packet. Returns the request (undefined: no NAT), or null when the packet died.
  */
 function natCoreWalk(host: Host, hook: Hook, nftNat: readonly NftBaseChainRef[], pkt: Pkt, inIf: string | null, outIf: string | null, sk: SkbCt, rc: RunCtx): { req: NatRequest | undefined } | null {
@@ -613,7 +621,7 @@ function natCoreWalk(host: Host, hook: Hook, nftNat: readonly NftBaseChainRef[],
     return { req: out.res.nat };
   };
   for (const ref of nftNat) {
-    if (iptPending && iptPrio <= ref.priority) {
+    if (iptPending && iptPrio < ref.priority) {
       const w = runIptables();
       if (w === null || w.req !== undefined) return w;
     }
@@ -803,9 +811,9 @@ export function hostReceive(host: Host, pkt: Pkt, inIf: string, via: 'wire' | 'o
   if (!runNft(host, 'PREROUTING', -NFT_ALL, -300, pkt, inIf, null, NO_CT, rc, pre)) return;
   const raw = runTable(host, 'raw', 'PREROUTING', pkt, inIf, null, NO_CT_VIEW, NO_CT, rc);
   if (!verdictGoesOn(host, 'raw', 'PREROUTING', raw, pkt, NO_CT, rc)) return;
-  if (!runNft(host, 'PREROUTING', -300, -200, pkt, inIf, null, NO_CT, rc, pre)) return;
+  if (!runNft(host, 'PREROUTING', -300, BEFORE_CT, pkt, inIf, null, NO_CT, rc, pre)) return;
   const sk = host.tracking ? conntrackIn(host, pkt, raw.res.notrack || pre.notrack, rc) : NO_CT;
-  if (!runNft(host, 'PREROUTING', -200, -150, pkt, inIf, null, sk, rc)) return;
+  if (!runNft(host, 'PREROUTING', BEFORE_CT, -150, pkt, inIf, null, sk, rc)) return;
   if (!runPlain(host, 'mangle', 'PREROUTING', pkt, inIf, null, sk, rc)) return;
   if (!runNft(host, 'PREROUTING', -150, -100, pkt, inIf, null, sk, rc)) return;
   if (!natHook(host, 'PREROUTING', 'dst', pkt, inIf, null, 0 as Ipv4, sk, rc)) return;
@@ -988,14 +996,14 @@ export function hostSend(host: Host, pkt: Pkt, rc: RunCtx, opts: SendOptions): S
   if (!runNft(host, 'OUTPUT', -NFT_ALL, -300, pkt, null, outIf0, sk, rc, pre, rerouteNft)) return { ok: true };
   const raw = runTable(host, 'raw', 'OUTPUT', pkt, null, outIf0, rawView, attach ?? NO_CT, rc);
   if (!verdictGoesOn(host, 'raw', 'OUTPUT', raw, pkt, attach ?? NO_CT, rc)) return { ok: true };
-  if (!runNft(host, 'OUTPUT', -300, -200, pkt, null, outIf0, sk, rc, pre, rerouteNft)) return { ok: true };
+  if (!runNft(host, 'OUTPUT', -300, BEFORE_CT, pkt, null, outIf0, sk, rc, pre, rerouteNft)) return { ok: true };
   if (attach !== undefined) {
     sk = attach;
     if (attach.entry !== null) ctTrace(host, 'related', attach.entry, rc, attach.dir, '(attached to the packet it answers)');
   } else {
     sk = host.tracking ? conntrackIn(host, pkt, raw.res.notrack || pre.notrack, rc) : NO_CT;
   }
-  if (!runNft(host, 'OUTPUT', -200, -150, pkt, null, outIf0, sk, rc, undefined, rerouteNft)) return { ok: true };
+  if (!runNft(host, 'OUTPUT', BEFORE_CT, -150, pkt, null, outIf0, sk, rc, undefined, rerouteNft)) return { ok: true };
   // The whole OUTPUT hook sees the interface of the first route (`nf_hook_state.out` is set when
   // the hook starts): a re-route after mangle or nat changes only what POSTROUTING sees.
   const markBefore = pkt.mark;
@@ -1052,9 +1060,9 @@ function attachFor(sk: SkbCt): SkbCt | undefined {
 }
 
 /** The REJECT target's reply (`nf_send_reset` / `nf_send_unreach`). */
-function rejectReply(host: Host, pkt: Pkt, how: RejectWith, sk: SkbCt, rc: RunCtx): void {
+function rejectReply(host: Host, pkt: Pkt, how: RejectWith, sk: SkbCt, rc: RunCtx, unrouted = false): void {
   if (how === 'tcp-reset') {
-    if (pkt.proto !== PROTO_TCP || (pkt.tcpFlags & TCP_RST) !== 0 || isBroadcastFor(host, pkt.dst)) return;
+    if (pkt.proto !== PROTO_TCP || (pkt.tcpFlags & TCP_RST) !== 0 || (!unrouted && isBroadcastFor(host, pkt.dst))) return;
     const rst = tcpReset(pkt, rc.nextPktId(), { host: host.name, why: rejectWhy(sk, rc) });
     rc.trace.push({ kind: 'stack', host: host.name, event: 'reject-rst', detail: `REJECT answers with ${flagsText(rst.tcpFlags)} ${ends(rst)}` });
     const a = attachFor(sk);
@@ -1070,7 +1078,7 @@ function rejectReply(host: Host, pkt: Pkt, how: RejectWith, sk: SkbCt, rc: RunCt
     nested(rc, () => hostSend(host, rst, rc, a !== undefined ? { attach: a } : {}));
     return;
   }
-  icmpErrorTyped(host, pkt, ICMP_DEST_UNREACH, REJECT_ICMP_CODE[how], sk, rc);
+  icmpErrorTyped(host, pkt, ICMP_DEST_UNREACH, REJECT_ICMP_CODE[how], sk, rc, undefined, unrouted);
 }
 
 /** The RST answering `p`: RST with the peer's ACK number, or RST+ACK when `p` had no ACK. */
@@ -1113,9 +1121,11 @@ function icmpError(host: Host, pkt: Pkt, code: number, sk: SkbCt, rc: RunCtx): v
  * Never about another ICMP error or a broadcast. The source is the address the packet was sent to
  * when it was for this host, else the one routing picks.
  */
-export function icmpErrorTyped(host: Host, pkt: Pkt, type: number, code: number, sk: SkbCt, rc: RunCtx, why?: string): void {
-  if (isIcmpError(pkt) || pkt.dst >>> 28 === 14 || isBroadcastFor(host, pkt.dst)) return;
-  const forUs = host.fib.localAddrs.has(pkt.dst);
+export function icmpErrorTyped(host: Host, pkt: Pkt, type: number, code: number, sk: SkbCt, rc: RunCtx, why?: string, unrouted = false): void {
+  if (isIcmpError(pkt) || pkt.dst >>> 28 === 14 || (!unrouted && isBroadcastFor(host, pkt.dst))) return;
+  // Unrouted (an nft reject at PREROUTING): the kernel gives the error the route back to the
+  // sender, not a local one, so routing picks the source.
+  const forUs = !unrouted && host.fib.localAddrs.has(pkt.dst);
   const err: Pkt = {
     id: rc.nextPktId(),
     src: forUs ? pkt.dst : (0 as Ipv4),

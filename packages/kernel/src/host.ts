@@ -82,6 +82,7 @@ export class Host {
   /** Swaps the ruleset atomically (what a whole `iptables-restore` commit does). */
   setRuleset(rs: Ruleset): this {
     if (rs !== this.rs) {
+      if (rs.tables.nat.absent !== this.rs.tables.nat.absent) this.nftHooksCache = null;
       this.rs = rs;
       this.compiledCache = null;
       this.ctNeeded = null;
@@ -115,7 +116,7 @@ export class Host {
 
   /** The nft base chains at a hook (undefined when none). */
   nftChainsAt(hook: Hook): NftHookChains | undefined {
-    if (this.nftHooksCache === null) this.nftHooksCache = indexNftHooks(this.nftRs);
+    if (this.nftHooksCache === null) this.nftHooksCache = indexNftHooks(this.nftRs, this.rs.tables.nat.absent !== true);
     return this.nftHooksCache.get(hook);
   }
 

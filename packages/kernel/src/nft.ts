@@ -25,11 +25,21 @@ import {
   type Source,
 } from '@netsim/nftables';
 
+/** A `filter` or `route` base chain and where it runs among the hook's fixed steps. */
+export interface NftPlacedChain {
+  readonly ref: NftBaseChainRef;
+  /**
+   * Its priority, or half a step more when it sits at the NAT core's priority but registered
+   * before the NAT core (so the core, registered later, runs first).
+   */
+  readonly at: number;
+}
+
 /** The host's nft base chains at one hook: the ones that run at their own priority, and the NAT ones. */
 export interface NftHookChains {
-  /** `filter` and `route` chains, by priority. */
-  readonly chains: readonly NftBaseChainRef[];
-  /** `nat` chains, by priority (run inside the NAT core). */
+  /** `filter` and `route` chains, in the order they run. */
+  readonly chains: readonly NftPlacedChain[];
+  /** `nat` chains, in the order the NAT core runs them. */
   readonly nat: readonly NftBaseChainRef[];
 }
 
@@ -45,13 +55,30 @@ export function nftHookName(hook: Hook): NftHook {
   return HOOK_NAMES[hook];
 }
 
-/** Base chains by hook; hooks without any are absent. */
-export function indexNftHooks(rs: Ruleset): ReadonlyMap<Hook, NftHookChains> {
+/**
+ * Base chains by hook; hooks without any are absent. The NAT core registers with the first NAT
+ * user: the iptables nat table when it exists (`iptablesNat`), else the first nft `nat` chain (of
+ * any hook, in creation order). At equal priority the kernel runs the later registration first.
+ */
+export function indexNftHooks(rs: Ruleset, iptablesNat: boolean): ReadonlyMap<Hook, NftHookChains> {
+  const order = new Map<object, number>();
+  let firstNat = iptablesNat ? -1 : Number.POSITIVE_INFINITY;
+  for (const t of rs.tables) {
+    for (const c of t.chains) {
+      order.set(c, order.size);
+      if (c.base?.type === 'nat' && !t.dormant && firstNat === Number.POSITIVE_INFINITY) firstNat = order.size - 1;
+    }
+  }
   const out = new Map<Hook, NftHookChains>();
   for (const hook of Object.keys(HOOK_NAMES) as Hook[]) {
     const all = baseChainsAt(rs, HOOK_NAMES[hook]);
     if (all.length === 0) continue;
-    out.set(hook, { chains: all.filter((c) => c.type !== 'nat'), nat: all.filter((c) => c.type === 'nat') });
+    const natPrio = hook === 'PREROUTING' || hook === 'OUTPUT' ? -100 : 100;
+    const chains = all
+      .filter((c) => c.type !== 'nat')
+      .map((ref): NftPlacedChain => ({ ref, at: ref.priority === natPrio && (order.get(ref.chain) ?? 0) < firstNat ? ref.priority + 0.5 : ref.priority }))
+      .sort((a, b) => a.at - b.at);
+    out.set(hook, { chains, nat: all.filter((c) => c.type === 'nat') });
   }
   return out;
 }
@@ -79,7 +106,6 @@ function stmtNeedsCt(s: Stmt): boolean {
       return sourceNeedsCt(s.source);
     case 'ct-set':
     case 'nat':
-    case 'notrack':
       return true;
     case 'set-update':
       return exprNeedsCt(s.key);
@@ -87,6 +113,7 @@ function stmtNeedsCt(s: Stmt): boolean {
       return true;
     case 'field-set':
       return exprNeedsCt(s.target) || (s.source.kind !== 'text' && sourceNeedsCt(s.source));
+    case 'notrack':
     case 'quota':
     case 'synproxy':
     case 'objref':
@@ -101,7 +128,8 @@ function stmtNeedsCt(s: Stmt): boolean {
 
 /**
  * Whether an nft ruleset makes the kernel track connections: a `nat` chain, a `ct` expression or
- * statement, a NAT statement or `notrack` (each loads nf_conntrack for the namespace).
+ * statement, or a NAT statement (each takes nf_conntrack for the namespace). `notrack` alone does
+ * not (checked on Linux 6.18: a table with only `notrack` and marks leaves conntrack off).
  */
 export function nftNeedsConntrack(rs: Ruleset): boolean {
   for (const t of rs.tables) {

@@ -150,6 +150,46 @@ COMMIT
     expect(formatRuleset(late.nftListing)).toContain('counter packets 0 bytes 0 accept');
   });
 
+  it('should run chains of equal priority last-registered first: after the iptables table and the NAT core, an nft chain at their priority runs before them', () => {
+    const host = parseHostFile(
+      node(`*nat
+:PREROUTING ACCEPT [0:0]
+:INPUT ACCEPT [0:0]
+:OUTPUT ACCEPT [0:0]
+:POSTROUTING ACCEPT [0:0]
+-A PREROUTING -p tcp -m tcp --dport 30080 -j DNAT --to-destination 203.0.113.9:8080
+COMMIT
+table ip t {
+  chain first {
+    type filter hook prerouting priority dstnat; policy accept;
+    ip daddr 198.51.100.10 counter
+  }
+  chain second {
+    type filter hook prerouting priority dstnat; policy accept;
+    ip daddr 198.51.100.10 counter drop
+  }
+}
+`),
+      'a.host',
+    );
+    const r = traceHostPacket(host, pkt(), { rng: seeded(1) });
+    // second (created last) runs first and drops before the NAT core and before first.
+    expect([r.fate, r.dnat]).toEqual(['dropped', null]);
+    expect(formatRuleset(host.nftListing)).toContain('ip daddr 198.51.100.10 counter packets 0 bytes 0\n');
+  });
+
+  it('should not match ct mark or ct status without a connection (before conntrack), while ct state reads invalid', () => {
+    const host = parseHostFile(node('table ip t {\n  chain raw {\n    type filter hook prerouting priority raw; policy accept;\n    ct mark 0 counter\n    ct mark != 1 counter\n    ct state invalid counter\n  }\n}\n'), 'a.host');
+    traceHostPacket(host, pkt({ dport: 22 }), { rng: seeded(1) });
+    expect(formatRuleset(host.nftListing)).toContain('ct mark 0x00000000 counter packets 0 bytes 0\n\t\tct mark != 0x00000001 counter packets 0 bytes 0\n\t\tct state invalid counter packets 1 bytes 60');
+  });
+
+  it('should compare tcp flags with != exactly (a SYN,ECE matches != syn), a bare flag being a bit test', () => {
+    const host = parseHostFile(node('table ip t {\n  chain input {\n    type filter hook input priority 0; policy accept;\n    tcp flags != syn counter\n    tcp flags syn counter\n  }\n}\n'), 'a.host');
+    traceHostPacket(host, pkt({ dport: 22, tcpFlags: 0x42 }), { rng: seeded(1) });
+    expect(formatRuleset(host.nftListing)).toContain('tcp flags != syn counter packets 1 bytes 60\n\t\ttcp flags syn counter packets 1 bytes 60');
+  });
+
   it('should drop by a base chain policy and name the chain', () => {
     const host = parseHostFile(node('table inet f {\n  chain input {\n    type filter hook input priority filter; policy drop;\n    tcp dport 80 accept\n  }\n}\n'), 'a.host');
     const r = traceHostPacket(host, pkt({ dport: 22 }), { rng: seeded(1) });

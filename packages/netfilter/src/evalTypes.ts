@@ -181,6 +181,8 @@ export interface EvalOptions {
    * Per-module policies that override `unknown` for an undecidable match of that module, keyed by
    * module name as the trace's `unknown` text starts (`rpfilter`, `socket`, `set`, `conntrack`,
    * `tcp` for `--tcp-option`…). E.g. `{ rpfilter: 'assume-match' }` with `unknown: 'stop'`.
+   * A rule with several undecidable modules does not match when one of them is assumed not to;
+   * otherwise it stops when one of them stops; otherwise it is assumed to match.
    */
   readonly unknownModules?: Readonly<Record<string, UnknownPolicy>>;
   /**

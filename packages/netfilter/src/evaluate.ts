@@ -112,6 +112,8 @@ function newWalk(packet: Packet, ctx: EvalContext, view: ConntrackView): Walk {
     why: '',
     unknownWhy: '',
     unknownAt: -1,
+    undecided: [],
+    undecidedCount: 0,
   };
   setConntrack(w, view);
   return w;
@@ -150,14 +152,18 @@ function testRule(r: CompiledRule, w: Walk): number {
   // proves `nomatch`; modules with side effects after it are deferred, since the kernel would run
   // them only if the undecidable one matched (see resolveDeferred).
   let first = -1;
+  w.undecidedCount = 0;
   for (let i = 0; i < n; i++) {
     const m = mods[i] as ModTest;
     if (first >= 0 && m.sideEffect) continue;
     const res = m.test(w);
     if (res === NOMATCH) return NOMATCH;
-    if (res === UNDECIDED && first < 0) {
-      first = i;
-      w.unknownWhy = w.why;
+    if (res === UNDECIDED) {
+      w.undecided[w.undecidedCount++] = w.why;
+      if (first < 0) {
+        first = i;
+        w.unknownWhy = w.why;
+      }
     }
   }
   if (first < 0) return MATCH;
@@ -213,6 +219,23 @@ function policyFor(policy: UnknownPolicy, byModule: ModulePolicies, what: string
   return Object.hasOwn(byModule, module) ? (byModule[module] as UnknownPolicy) : policy;
 }
 
+/**
+ * The policy for a rule whose modules in `w.undecided` could not be decided, each by its module's
+ * policy: one assumed not to match makes the rule not match; otherwise one to stop at stops;
+ * otherwise every one is assumed to match.
+ */
+function rulePolicy(policy: UnknownPolicy, byModule: ModulePolicies, what: string, w: Walk): UnknownPolicy {
+  if (byModule === null) return policy;
+  if (w.undecidedCount <= 1) return policyFor(policy, byModule, what);
+  let stop = false;
+  for (let i = 0; i < w.undecidedCount; i++) {
+    const one = policyFor(policy, byModule, w.undecided[i] as string);
+    if (one === 'assume-nomatch') return 'assume-nomatch';
+    if (one === 'stop') stop = true;
+  }
+  return stop ? 'stop' : 'assume-match';
+}
+
 function walkTable(ct: CompiledTable, hook: Hook, w: Walk, trace: EvalTraceEntry[] | null, defaultPolicy: UnknownPolicy, byModule: ModulePolicies): Verdict {
   const base = ct.builtin[hook];
   // A table without this built-in chain, or one that does not exist yet (nf_tables creates a table
@@ -250,7 +273,7 @@ function walkTable(ct: CompiledTable, hook: Hook, w: Walk, trace: EvalTraceEntry
       }
       if (res === UNDECIDED) {
         const what = w.unknownWhy;
-        const policy = policyFor(defaultPolicy, byModule, what);
+        const policy = rulePolicy(defaultPolicy, byModule, what, w);
         if (policy === 'stop') {
           if (trace !== null) trace.push({ kind: 'rule', table: chain.table, chain: chain.name, index: r.index, outcome: 'unknown', unknown: what });
           return unknownVerdict(r, chain, what);

@@ -6,9 +6,9 @@
  * here, so a parsed {@link Match} is already in the form `iptables-save` prints.
  */
 import { paramProblem } from './failure.ts';
-import { OptionTable, OptionTracker, badInteger, excludes, type ExtensionInstance, type OptionUse, type ParseEnv } from './extension.ts';
+import { OptionTable, OptionTracker, excludes, type ExtensionInstance, type OptionUse, type ParseEnv } from './extension.ts';
 import { formatIpv4, tryParseIpv4 } from './ip.ts';
-import { ICMP_NAMES, lookupProtocol, parseUintBase0 } from './names.ts';
+import { lookupProtocol, parseUintBase0 } from './names.ts';
 import { formatPortRange, listPort, parsePort, parsePortRange, parsePortRangeX6 } from './ports.ts';
 import { LIMIT_MODULE } from './limit.ts';
 import { listRecentText, RECENT_MODULE, saveRecentWords } from './recent.ts';
@@ -16,19 +16,46 @@ import { listRpfilterText, RPFILTER_MODULE } from './rpfilter.ts';
 import { quoteAlways, quoteSaveString } from './tokenize.ts';
 import { XT_MATCHES } from './xt/index.ts';
 import { xtSaveWords } from './xt/define.ts';
-import type { AddrType, AddrTypeSel, CtState, Match, PortMatch, PortRange, TcpFlagsMatch } from './types.ts';
+import type { AddrType, AddrTypeSel, CtState, Match, MatchKind, PortMatch, PortRange, Rule, TcpFlagsMatch } from './types.ts';
+import type { ModTest } from './matchers.ts';
+import { IPRANGE_MODULE } from './iprange.ts';
+import { COMMENT_MODULE, truncateUtf8 } from './comment.ts';
+import { ICMP_MODULE } from './icmp.ts';
+import { hex, MARK_MODULE, parseMarkMask } from './mark.ts';
 
+export { hex, parseMarkMask, truncateUtf8 };
+
+/**
+ * One match extension (`-m name`). A module that owns its typed form (`kind`) also owns how it is
+ * printed and evaluated: `saveMatchWords`, `listMatchText` and the compiler dispatch to these
+ * first (see mark.ts, iprange.ts); others are still handled by the shared switches below.
+ */
 export interface MatchModule {
   readonly name: string;
   readonly options: OptionTable;
   /** A fresh instance collecting one `-m name` occurrence. `finish` returns null to drop it. */
   create(): ExtensionInstance<Match | null>;
+  /** The `Match` kind this module parses into, when it owns its printing and evaluation. */
+  readonly kind?: MatchKind;
+  /** The words `iptables-save` prints, from `-m name` on. */
+  readonly save?: (m: Match, out: string[]) => void;
+  /** The `iptables -L` text (`proto` is the rule's `-p`). */
+  readonly list?: (m: Match, numeric: boolean, proto: number) => string;
+  /** The evaluation closure, or null for a module that always matches. */
+  readonly compile?: (m: Match, rule: Rule) => ModTest | null;
 }
 
 const modules = new Map<string, MatchModule>(); // tidy-allow: the extension registry, filled by register() while this module loads
+const byKind = new Map<string, MatchModule>(); // tidy-allow: the same registry by the Match kind a module owns
 
 function register(m: MatchModule): void {
   modules.set(m.name, m);
+  if (m.kind !== undefined) byKind.set(m.kind, m);
+}
+
+/** The module that owns matches of `kind`, when one does. */
+export function matchModuleOfKind(kind: MatchKind): MatchModule | undefined {
+  return byKind.get(kind);
 }
 
 /** Every modelled match module (for the tokenizer's table of common words). */
@@ -212,64 +239,7 @@ class PortMatchInstance implements ExtensionInstance<Match | null> {
 register(portMatchModule('tcp'));
 register(portMatchModule('udp'));
 
-// ---------------------------------------------------------------------------------------------
-// icmp
-
-const ICMP_OPTIONS = new OptionTable([{ name: 'icmp-type', args: 1, invert: true }]);
-
-function parseIcmpType(text: string, argIndex: number): { type: number; code?: PortRange; any?: boolean } {
-  const lower = text.toLowerCase();
-  let found: (typeof ICMP_NAMES)[number] | undefined;
-  for (const e of ICMP_NAMES) {
-    if (e.name.toLowerCase().startsWith(lower) && lower.length > 0) {
-      if (found !== undefined) {
-        throw paramProblem(`Ambiguous ICMP type \`${text}': \`${found.name}' or \`${e.name}'?`, argIndex);
-      }
-      found = e;
-    }
-  }
-  if (found !== undefined) {
-    if (found.type === 0xff) return { type: 0xff, any: true };
-    if (found.codeMin === 0 && found.codeMax === 0xff) return { type: found.type };
-    return { type: found.type, code: { from: found.codeMin, to: found.codeMax } };
-  }
-  const slash = text.indexOf('/');
-  const typeText = slash < 0 ? text : text.slice(0, slash);
-  const type = /^[0-9]+$/.test(typeText) ? Number(typeText) : undefined;
-  if (type === undefined || type > 255) throw paramProblem(`Unknown ICMP type \`${text}'`, argIndex);
-  // Type 255 is how the tool stores "any": the kernel then ignores the code, and iptables-save
-  // prints `any` (checked: `--icmp-type 255` and `255/0` both come back as `any`).
-  if (type === 255 && slash < 0) return { type: 0xff, any: true };
-  if (slash < 0) return { type };
-  const codeText = text.slice(slash + 1);
-  const code = /^[0-9]+$/.test(codeText) ? Number(codeText) : undefined;
-  if (code === undefined || code > 255) throw paramProblem(`Unknown ICMP code \`${text}'`, argIndex);
-  if (type === 255) return { type: 0xff, any: true };
-  return { type, code: { from: code, to: code } };
-}
-
-register({
-  name: 'icmp',
-  options: ICMP_OPTIONS,
-  create() {
-    const t: OptionTracker = new OptionTracker('icmp', ICMP_OPTIONS);
-    let icmp: Extract<Match, { kind: 'icmp' }>['icmp'] | undefined;
-    return {
-      name: 'icmp',
-      spec: ICMP_OPTIONS,
-      option(use, _env) {
-        t.use(use, ICMP_OPTIONS.specs[0]!);
-        icmp = { ...parseIcmpType(use.values[0] ?? '', use.argIndex + 1), negate: use.invert };
-      },
-      finish(env) {
-        if (icmp === undefined) t.missing('icmp-type');
-        // The nf_tables kernel refuses an icmp match on a rule not limited to `-p icmp`.
-        if (env.proto !== 1 || env.protoInvert) env.rejectRule('Invalid argument');
-        return { kind: 'icmp', icmp };
-      },
-    };
-  },
-});
+register(ICMP_MODULE);
 
 // ---------------------------------------------------------------------------------------------
 // multiport
@@ -328,87 +298,8 @@ register({
   },
 });
 
-// ---------------------------------------------------------------------------------------------
-// comment
-
-const COMMENT_OPTIONS = new OptionTable([{ name: 'comment', args: 1 }]);
-const COMMENT_MAX_BYTES = 255;
-
-/** Cuts a string to at most `max` UTF-8 bytes without splitting a character (the kernel field size). */
-export function truncateUtf8(s: string, max: number): string {
-  if (s.length * 3 <= max || Buffer.byteLength(s, 'utf8') <= max) return s;
-  let bytes = 0;
-  let out = '';
-  for (const ch of s) {
-    const len = Buffer.byteLength(ch, 'utf8');
-    if (bytes + len > max) break;
-    bytes += len;
-    out += ch;
-  }
-  return out;
-}
-
-register({ name: 'comment', options: COMMENT_OPTIONS, create: () => new CommentInstance() });
-
-class CommentInstance extends OptionTracker implements ExtensionInstance<Match | null> {
-  readonly name = 'comment';
-  readonly spec = COMMENT_OPTIONS;
-  private comment: string | undefined = undefined;
-  constructor() {
-    super('comment', COMMENT_OPTIONS);
-  }
-  option(use: OptionUse): void {
-    this.use(use, COMMENT_OPTIONS.specs[0]!);
-    this.comment = truncateUtf8(use.values[0] ?? '', COMMENT_MAX_BYTES);
-  }
-  finish(): Match {
-    if (this.comment === undefined) this.missing('comment');
-    return { kind: 'comment', comment: this.comment };
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// mark
-
-const MARK_OPTIONS = new OptionTable([{ name: 'mark', args: 1, invert: true }]);
-
-/** `value[/mask]` as uint32s, the mask defaulting to all ones; `undefined` when malformed. */
-export function parseMarkMask(text: string): { value: number; mask: number } | undefined {
-  const slash = text.indexOf('/');
-  const value = parseUintBase0(slash < 0 ? text : text.slice(0, slash));
-  if (value === undefined || value > 0xffffffff) return undefined;
-  if (slash < 0) return { value, mask: 0xffffffff };
-  const mask = parseUintBase0(text.slice(slash + 1));
-  if (mask === undefined || mask > 0xffffffff) return undefined;
-  return { value, mask };
-}
-
-export function hex(n: number): string {
-  return `0x${(n >>> 0).toString(16)}`;
-}
-
-register({
-  name: 'mark',
-  options: MARK_OPTIONS,
-  create() {
-    const t: OptionTracker = new OptionTracker('mark', MARK_OPTIONS);
-    let m: Extract<Match, { kind: 'mark' }> | undefined;
-    return {
-      name: 'mark',
-      spec: MARK_OPTIONS,
-      option(use) {
-        t.use(use, MARK_OPTIONS.specs[0]!);
-        const vm = parseMarkMask(use.values[0] ?? '');
-        if (vm === undefined) badInteger('mark', 'mark', use.argIndex + 1);
-        m = { kind: 'mark', value: vm.value, mask: vm.mask, negate: use.invert };
-      },
-      finish() {
-        if (m === undefined) t.missing('mark');
-        return m;
-      },
-    };
-  },
-});
+register(COMMENT_MODULE);
+register(MARK_MODULE);
 
 // ---------------------------------------------------------------------------------------------
 // conntrack and state
@@ -804,50 +695,7 @@ register({
   },
 });
 
-// ---------------------------------------------------------------------------------------------
-// iprange
-
-const IPRANGE_OPTIONS = new OptionTable([
-  { name: 'src-range', args: 1, invert: true },
-  { name: 'dst-range', args: 1, invert: true },
-]);
-
-register({
-  name: 'iprange',
-  options: IPRANGE_OPTIONS,
-  create() {
-    const t: OptionTracker = new OptionTracker('iprange', IPRANGE_OPTIONS);
-    let srcRange: Extract<Match, { kind: 'iprange' }>['srcRange'];
-    let dstRange: Extract<Match, { kind: 'iprange' }>['dstRange'];
-    return {
-      name: 'iprange',
-      spec: IPRANGE_OPTIONS,
-      option(use) {
-        t.use(use, IPRANGE_OPTIONS.exact(use.name)!);
-        const v = use.values[0] ?? '';
-        const dash = v.indexOf('-');
-        const fromText = dash < 0 ? v : v.slice(0, dash);
-        const toText = dash < 0 ? v : v.slice(dash + 1);
-        const from = tryParseIpv4(fromText);
-        const to = tryParseIpv4(toText);
-        const bad = from === undefined ? fromText : to === undefined ? toText : undefined;
-        if (from === undefined || to === undefined) {
-          throw paramProblem(`iprange: Bad value for "--${use.name}" option: "${bad ?? ''}"`, use.argIndex + 1);
-        }
-        const r = { from, to, negate: use.invert };
-        if (use.name === 'src-range') srcRange = r;
-        else dstRange = r;
-      },
-      finish() {
-        if (srcRange === undefined && dstRange === undefined) {
-          throw paramProblem("iprange match: You must specify `--src-range' or `--dst-range'");
-        }
-        return { kind: 'iprange', ...(srcRange && { srcRange }), ...(dstRange && { dstRange }) };
-      },
-    };
-  },
-});
-
+register(IPRANGE_MODULE);
 register(RECENT_MODULE);
 register(LIMIT_MODULE);
 register(RPFILTER_MODULE);
@@ -865,6 +713,11 @@ function pushNeg(out: string[], negate: boolean): void {
  * quoted, so the words are joined with single spaces.
  */
 export function saveMatchWords(m: Match, out: string[]): void {
+  const own = byKind.get(m.kind)?.save;
+  if (own !== undefined) {
+    own(m, out);
+    return;
+  }
   switch (m.kind) {
     case 'tcp':
     case 'udp':
@@ -888,25 +741,10 @@ export function saveMatchWords(m: Match, out: string[]): void {
         }
       }
       return;
-    case 'icmp': {
-      out.push('-m', 'icmp');
-      pushNeg(out, m.icmp.negate);
-      const { type, code } = m.icmp;
-      out.push('--icmp-type', m.icmp.any === true ? 'any' : code === undefined ? String(type) : `${type}/${code.from}`);
-      return;
-    }
     case 'multiport':
       out.push('-m', 'multiport');
       pushNeg(out, m.negate);
       out.push(`--${m.which}`, m.ports.map(formatPortRange).join(','));
-      return;
-    case 'comment':
-      out.push('-m', 'comment', '--comment', quoteSaveString(m.comment));
-      return;
-    case 'mark':
-      out.push('-m', 'mark');
-      pushNeg(out, m.negate);
-      out.push('--mark', m.mask === 0xffffffff ? hex(m.value) : `${hex(m.value)}/${hex(m.mask)}`);
       return;
     case 'conntrack':
       out.push('-m', 'conntrack');
@@ -950,20 +788,14 @@ export function saveMatchWords(m: Match, out: string[]): void {
       out.push('--match-set', quoteVerbatim(m.setName), m.flags.join(','));
       if (m.extra) for (const w of m.extra) out.push(quoteVerbatim(w));
       return;
-    case 'iprange':
-      out.push('-m', 'iprange');
-      if (m.srcRange) {
-        pushNeg(out, m.srcRange.negate);
-        out.push('--src-range', `${formatIpv4(m.srcRange.from)}-${formatIpv4(m.srcRange.to)}`);
-      }
-      if (m.dstRange) {
-        pushNeg(out, m.dstRange.negate);
-        out.push('--dst-range', `${formatIpv4(m.dstRange.from)}-${formatIpv4(m.dstRange.to)}`);
-      }
-      return;
     case 'recent':
       saveRecentWords(m, out);
       return;
+    case 'mark':
+    case 'iprange':
+    case 'icmp':
+    case 'comment':
+      throw new Error(`${m.kind} is printed by its module`);
     case 'unknown': {
       out.push('-m', m.module);
       const def = XT_MATCHES.get(m.module)?.def;
@@ -1003,6 +835,8 @@ function hex02(n: number): string {
  * `-p`, which decides service names.
  */
 export function listMatchText(m: Match, numeric: boolean, proto = 0): string {
+  const own = byKind.get(m.kind)?.list;
+  if (own !== undefined) return own(m, numeric, proto);
   switch (m.kind) {
     case 'tcp':
     case 'udp': {
@@ -1020,29 +854,12 @@ export function listMatchText(m: Match, numeric: boolean, proto = 0): string {
       }
       return parts.join(' ');
     }
-    case 'icmp': {
-      const { type, code, negate } = m.icmp;
-      const min = code?.from ?? 0;
-      const max = code?.to ?? 0xff;
-      if (!numeric) {
-        const named = ICMP_NAMES.find((e) => e.type === type && e.codeMin === min && e.codeMax === max);
-        if (named !== undefined) return `icmp ${negate ? '!' : ''}${named.name}`;
-      }
-      let s = `icmp${negate ? ' !' : ''}type ${type}`;
-      if (min === max) s += ` code ${min}`;
-      else if (min !== 0 || max !== 0xff) s += ` codes ${min}-${max}`;
-      return s;
-    }
     case 'multiport': {
       const list = m.ports
         .map((r) => (r.from === r.to ? listPort(r.from, proto, numeric) : `${listPort(r.from, proto, numeric)}:${listPort(r.to, proto, numeric)}`))
         .join(',');
       return `multiport ${m.which} ${m.negate ? ' !' : ''}${list}`;
     }
-    case 'comment':
-      return `/* ${m.comment} */`;
-    case 'mark':
-      return `mark match ${m.negate ? '! ' : ''}${m.mask === 0xffffffff ? hex(m.value) : `${hex(m.value)}/${hex(m.mask)}`}`;
     case 'conntrack': {
       const parts: string[] = [];
       if (m.ctstate) parts.push(`${m.ctstate.negate ? '! ' : ''}ctstate ${m.ctstate.states.join(',')}`);
@@ -1076,21 +893,18 @@ export function listMatchText(m: Match, numeric: boolean, proto = 0): string {
       return `statistic mode nth ${m.negate ? '! ' : ''}every ${m.every ?? 1}${m.packet ? ` packet ${m.packet}` : ''}`;
     case 'set': {
       let s = `${m.negate ? '! ' : ''}match-set ${m.setName} ${m.flags.join(',')}`;
-      if (m.extra) s += ` ${m.extra.join(' ')}`;
+      if (m.extra) s += ` ${m.extra.map((w) => w.replace(/^--/, '')).join(' ')}`;
       return s;
-    }
-    case 'iprange': {
-      const parts: string[] = [];
-      if (m.srcRange) parts.push(`source IP range ${m.srcRange.negate ? '! ' : ''}${formatIpv4(m.srcRange.from)}-${formatIpv4(m.srcRange.to)}`);
-      if (m.dstRange) {
-        parts.push(`destination IP range ${m.dstRange.negate ? '! ' : ''}${formatIpv4(m.dstRange.from)}-${formatIpv4(m.dstRange.to)}`);
-      }
-      return parts.join(' ');
     }
     case 'recent':
       return listRecentText(m);
     case 'unknown':
       return listUnknownMatch(m.module, m.args, numeric, proto);
+    case 'mark':
+    case 'iprange':
+    case 'icmp':
+    case 'comment':
+      throw new Error(`${m.kind} is listed by its module`);
   }
 }
 
@@ -1134,6 +948,12 @@ function listUnknownMatch(module: string, args: readonly string[], numeric: bool
       const burst = optionValue(args, ['--limit-burst'])?.value ?? '5';
       return `limit: avg ${rate} burst ${burst}`;
     }
+    case 'socket':
+      // libxt_socket prints its flags with their dashes, in the order iptables-save does.
+      return ['socket', ...args].join(' ');
+    case 'physdev':
+      // libxt_physdev: " PHYSDEV match" then the options exactly as iptables-save words them.
+      return ['PHYSDEV match', ...args].join(' ');
     case 'connmark': {
       // libxt_connmark: " connmark match " then "!" when inverted, then " 0xV[/0xM]".
       const v = optionValue(args, ['--mark']);

@@ -311,6 +311,23 @@ describe('evaluateTable: unknown modules and UnknownPolicy', () => {
     expect(traceLines(no)).toEqual(['filter:INPUT:1:unknown(recent)->nomatch', 'filter:INPUT:2:match']);
   });
 
+  it('should follow each module its own unknown policy, a rule not matching when any of its modules is assumed not to', () => {
+    const limit: Rule['matches'][number] = { kind: 'unknown', module: 'limit', args: ['--limit', '1/sec'] };
+    const physdev: Rule['matches'][number] = { kind: 'unknown', module: 'physdev', args: ['--physdev-is-bridged'] };
+    const rs = filterInput({ INPUT: [rule({ m: [limit], j: 'DROP' }), rule({ m: [limit, physdev], j: 'DROP' }), rule({ m: [physdev], j: 'ACCEPT' }), rule({ j: 'DROP' })] });
+    const r = evaluateTable(rs, 'filter', 'INPUT', pkt(), ctx(), { unknown: 'stop', unknownModules: { limit: 'assume-nomatch', physdev: 'assume-match' } });
+    expect(r.verdict.kind).toBe('ACCEPT');
+    expect(traceLines(r)).toEqual(['filter:INPUT:1:unknown(limit)->nomatch', 'filter:INPUT:2:unknown(limit)->nomatch', 'filter:INPUT:3:unknown(physdev)->match']);
+    // A module without its own policy takes the default.
+    const stop = evaluateTable(rs, 'filter', 'INPUT', pkt(), ctx(), { unknownModules: { physdev: 'assume-match' } });
+    expect(stop.verdict).toEqual({ kind: 'unknown', reason: 'filter INPUT rule 1: cannot evaluate limit', at: { table: 'filter', chain: 'INPUT', index: 1 } });
+    // Of two undecidable modules, one that stops stops the rule that the other would let match.
+    const pair = filterInput({ INPUT: [rule({ m: [limit, physdev], j: 'DROP' })] });
+    const both = evaluateTable(pair, 'filter', 'INPUT', pkt(), ctx(), { unknown: 'assume-match', unknownModules: { physdev: 'stop' } });
+    expect(both.verdict).toEqual({ kind: 'unknown', reason: 'filter INPUT rule 1: cannot evaluate limit', at: { table: 'filter', chain: 'INPUT', index: 1 } });
+    expect(evaluateTable(pair, 'filter', 'INPUT', pkt(), ctx(), { unknown: 'assume-match' }).verdict.kind).toBe('DROP');
+  });
+
   it('should draw for a statistic match after an unknown one only when assuming the unknown matched', () => {
     let draws = 0;
     const counting = () => {

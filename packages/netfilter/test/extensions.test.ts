@@ -40,6 +40,14 @@ const KNOWN_GAPS: ReadonlyMap<string, string> = new Map([
   ['filter INPUT -m hashlimit --hashlimit-above 3/day --hashlimit-name a --hashlimit-mode dstip,srcport', "the kernel's hashlimit credit overflow check is not modelled"],
 ]);
 
+/** `iptables -L -n -v` lines not matched yet (docs/fidelity.md): bpf's trailing blank, dccp's types. */
+const KNOWN_LIST_GAPS: ReadonlySet<string> = new Set([
+  'filter INPUT -m bpf --bytecode "4,48 0 0 9,21 0 1 6,6 0 0 1,6 0 0 0"',
+  'filter INPUT -m bpf --bytecode "2,6 0 0 1,6 0 0 0"',
+  'filter INPUT -m bpf --bytecode "2, 6 0 0 1 ,6 0 0 0"',
+  'filter INPUT -p dccp -m dccp --dport 80 --dccp-types REQUEST',
+]);
+
 function run(c: ExtensionCase): { exitCode: number; stderr: string; save?: string; list?: string } {
   const w = splitRestoreLine(c.line).words;
   const [table = '', chain = '', ...rest] = w;
@@ -71,6 +79,17 @@ describe('extensions against recorded iptables 1.8.9 output', () => {
       expect({ exitCode: r.exitCode, stderr: r.stderr, save: r.save }).toEqual({ exitCode: c.exitCode, stderr: c.stderr, save: c.save });
     });
   }
+
+  it('should list every rule as iptables -L -n -v lists it', () => {
+    for (const c of cases) {
+      if (c.list === undefined || KNOWN_LIST_GAPS.has(c.line) || KNOWN_GAPS.has(c.line)) continue;
+      expect(run(c).list, c.line).toBe(c.list);
+    }
+    for (const line of KNOWN_LIST_GAPS) {
+      const c = cases.find((x) => x.line === line) as ExtensionCase;
+      expect(run(c).list, line).not.toBe(c.list);
+    }
+  });
 
   it('should read back every rule it prints, unchanged', () => {
     for (const c of cases) {

@@ -145,7 +145,12 @@ export function iptablesPriority(table: IptablesTableName, hook: Hook): number {
   }
 }
 
-/** The nft base chains registered at a hook, in priority order (ties: table then chain creation order). */
+/**
+ * The nft base chains registered at a hook, in the order the kernel runs them: by priority, and at
+ * equal priority the one registered last first (`nf_hook_entries_grow` inserts a new hook before
+ * the existing ones of the same priority; checked on Linux 6.18). Registration order is taken as
+ * table, then chain creation order.
+ */
 export function baseChainsAt(rs: Ruleset, hook: Hook): NftBaseChainRef[] {
   let byHook = baseChainCache.get(rs);
   if (byHook === undefined) {
@@ -170,16 +175,21 @@ function collectBaseChains(rs: Ruleset, hook: Hook): NftBaseChainRef[] {
       if (chain.base?.hook === hook) out.push({ family: table.family, table, chain, type: chain.base.type, priority: chain.base.priority });
     }
   }
-  return out.sort((a, b) => a.priority - b.priority);
+  return out
+    .map((ref, i) => ({ ref, i }))
+    .sort((a, b) => a.ref.priority - b.ref.priority || b.i - a.i)
+    .map((x) => x.ref);
 }
 
 /**
  * The steps of one hook: nft base chains and the given iptables tables merged by priority. At equal
- * priority the iptables table runs first (it registers at module load, before any nft chain).
+ * priority an nft chain runs before the iptables table: it registered later (the iptables tables
+ * of a node exist before the nft rulesets agents load), and the kernel runs the later one first.
  */
 export function hookSchedule(rs: Ruleset, hook: Hook, iptables: readonly IptablesTableName[] = []): HookStep[] {
-  const steps: HookStep[] = iptables.map((table) => ({ kind: 'iptables', priority: iptablesPriority(table, hook), table }));
+  const steps: HookStep[] = [];
   for (const chain of baseChainsAt(rs, hook)) steps.push({ kind: 'nft', priority: chain.priority, chain });
+  for (const table of iptables) steps.push({ kind: 'iptables', priority: iptablesPriority(table, hook), table });
   return steps.map((s, i) => ({ s, i })).sort((a, b) => a.s.priority - b.s.priority || a.i - b.i).map((x) => x.s);
 }
 
@@ -238,7 +248,10 @@ function readExpr(e: Expr, p: NftPacket, ctx: NftEvalContext, st: NftEvalState, 
       }
     case 'ct':
       if (e.dir !== undefined) return undefined;
-      return e.key === 'state' ? CT_BITS[ctx.conntrack.state] : e.key === 'status' ? ctx.conntrack.status : e.key === 'mark' ? ctx.conntrack.mark : undefined;
+      if (e.key === 'state') return CT_BITS[ctx.conntrack.state];
+      // Without a connection (before conntrack, untracked, invalid) every other ct key fails the rule (NFT_BREAK).
+      if (ctx.conntrack.state === 'invalid' || ctx.conntrack.state === 'untracked') return undefined;
+      return e.key === 'status' ? ctx.conntrack.status : e.key === 'mark' ? ctx.conntrack.mark : undefined;
     case 'fib':
       if (e.result !== 'type') return undefined;
       return ctx.fibAddrType(e.flags.includes('saddr') ? p.saddr : p.daddr);
@@ -295,9 +308,13 @@ function ifnameMatches(pattern: string, name: string): boolean {
   return pattern.endsWith('*') ? name.startsWith(pattern.slice(0, -1)) : pattern === name;
 }
 
+/** Exact keys as nested maps, one level per concatenated part (no string building per packet). */
+type ExactIndex = Map<string | number | undefined, ExactIndex | Element>;
+
 interface SetIndex {
   /** Exact keys (no intervals, no wildcards). */
-  readonly exact: Map<string | number, Element>;
+  readonly exact: ExactIndex;
+  readonly parts: number;
   /** Elements that need a scan: intervals and interface-name wildcards. */
   readonly scan: readonly Element[];
 }
@@ -307,14 +324,29 @@ const indexes = new WeakMap<readonly Element[], SetIndex>(); // tidy-allow: a lo
 function indexOf(elements: readonly Element[]): SetIndex {
   let ix = indexes.get(elements);
   if (ix === undefined) {
-    const exact = new Map<string | number, Element>();
+    const exact: ExactIndex = new Map();
     const scan: Element[] = [];
+    let parts = 0;
     for (const el of elements) {
       const needsScan = el.key.some((k) => k.kind === 'range' || (k.value.type === 'ifname' && k.value.s.endsWith('*')));
-      if (needsScan) scan.push(el);
-      else exact.set(keyString(el.key.map((k) => valueScalar((k as Extract<KeyPart, { kind: 'value' }>).value))), el);
+      if (needsScan) {
+        scan.push(el);
+        continue;
+      }
+      const key = el.key.map((k) => valueScalar((k as Extract<KeyPart, { kind: 'value' }>).value));
+      parts = key.length;
+      let m = exact;
+      for (let i = 0; i < key.length - 1; i++) {
+        let next = m.get(key[i]) as ExactIndex | undefined;
+        if (next === undefined) {
+          next = new Map();
+          m.set(key[i], next);
+        }
+        m = next;
+      }
+      m.set(key[key.length - 1], el);
     }
-    ix = { exact, scan };
+    ix = { exact, parts, scan };
     indexes.set(elements, ix);
   }
   return ix;
@@ -329,13 +361,24 @@ function partMatches(k: KeyPart, v: Scalar): boolean {
 
 function lookup(elements: readonly Element[], key: readonly Scalar[]): Element | undefined {
   const ix = indexOf(elements);
-  const hit = ix.exact.get(keyString(key));
-  if (hit !== undefined) return hit;
+  if (ix.parts === key.length) {
+    let m: ExactIndex | Element | undefined = ix.exact;
+    for (let i = 0; i < key.length && m !== undefined; i++) m = (m as ExactIndex).get(key[i]);
+    if (m !== undefined) return m as Element;
+  }
+  if (ix.scan.length === 0) return undefined;
   return ix.scan.find((el) => el.key.every((k, i) => partMatches(k, key[i])));
 }
 
+const setIndexes = new WeakMap<Table, Map<string, NftSet>>(); // tidy-allow: a name index derived from an immutable table; cannot change results
+
 function findSet(table: Table, name: string): NftSet | undefined {
-  return table.sets.find((s) => s.name === name);
+  let ix = setIndexes.get(table);
+  if (ix === undefined) {
+    ix = new Map(table.sets.map((set) => [set.name, set]));
+    setIndexes.set(table, ix);
+  }
+  return ix.get(name);
 }
 
 function inNamedSet(table: Table, name: string, key: readonly Scalar[], st: NftEvalState): Element | undefined | true {
@@ -356,8 +399,8 @@ function matchRhs(s: Extract<Stmt, { kind: 'match' }>, p: NftPacket, ctx: NftEva
     case 'value': {
       const want = valueScalar(r.value);
       if (typeof x === 'number' && typeof want === 'number') {
+        // A bare flag is a bit test; `!=` and `==` compare the whole value (`tcp flags != syn` matches SYN,ACK).
         if (isFlagType(r.value.type) && s.op === 'implicit') return (x & want) !== 0;
-        if (isFlagType(r.value.type) && neg) return (x & want) === 0;
         switch (s.op) {
           case '<':
             return x < want;
@@ -539,7 +582,7 @@ export function evaluateBaseChain(ref: NftBaseChainRef, packet: NftPacket, ctx: 
         continue;
       case 'jump':
       case 'goto': {
-        const target = chains.get(verdict.chain);
+        const target = jumpTarget(chains, verdict);
         if (target === undefined || stack.length >= MAX_DEPTH) return finishOf(m, 'unsupported', { unsupported: `jump to ${verdict.chain} cannot be followed` });
         if (verdict.kind === 'goto') stack.pop();
         stack.push({ chain: target, index: 0 });
@@ -550,14 +593,29 @@ export function evaluateBaseChain(ref: NftBaseChainRef, packet: NftPacket, ctx: 
   return finishOf(m, 'accept');
 }
 
-const chainIndexes = new WeakMap<Table, Map<string, Chain>>(); // tidy-allow: a name index derived from an immutable table; cannot change results
-function chainIndex(t: Table): Map<string, Chain> {
+/** A table's chains by name, and jump targets resolved once per verdict object (no string hashing per packet). */
+interface ChainIndex {
+  readonly byName: Map<string, Chain>;
+  readonly byVerdict: WeakMap<Verdict, Chain | null>;
+}
+
+const chainIndexes = new WeakMap<Table, ChainIndex>(); // tidy-allow: a name index derived from an immutable table; cannot change results
+function chainIndex(t: Table): ChainIndex {
   let ix = chainIndexes.get(t);
   if (ix === undefined) {
-    ix = new Map(t.chains.map((c) => [c.name, c]));
+    ix = { byName: new Map(t.chains.map((c) => [c.name, c])), byVerdict: new WeakMap() };
     chainIndexes.set(t, ix);
   }
   return ix;
+}
+
+function jumpTarget(ix: ChainIndex, v: Extract<Verdict, { kind: 'jump' | 'goto' }>): Chain | undefined {
+  let c = ix.byVerdict.get(v);
+  if (c === undefined) {
+    c = ix.byName.get(v.chain) ?? null;
+    ix.byVerdict.set(v, c);
+  }
+  return c ?? undefined;
 }
 
 function verdictText(v: Verdict): string {

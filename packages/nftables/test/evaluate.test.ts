@@ -195,15 +195,21 @@ describe('hooks', () => {
     const rs = nftApply(emptyRuleset(), 'table ip t {\n\tchain a { type filter hook prerouting priority -110; }\n\tchain b { type nat hook prerouting priority -100; }\n\tchain c { type filter hook prerouting priority -300; }\n}\n');
     const steps = hookSchedule(rs, 'prerouting', ['raw', 'mangle', 'nat', 'filter']);
     expect(steps.map((s) => (s.kind === 'nft' ? `nft:${s.chain.chain.name}@${s.priority}` : `ipt:${s.table}@${s.priority}`))).toEqual([
-      'ipt:raw@-300',
+      // At equal priority the later registration runs first (Linux 6.18): the nft chain, then iptables.
       'nft:c@-300',
+      'ipt:raw@-300',
       'ipt:mangle@-150',
       'nft:a@-110',
-      'ipt:nat@-100',
       'nft:b@-100',
+      'ipt:nat@-100',
       'ipt:filter@0',
     ]);
     expect(hookSchedule(rs, 'postrouting', ['nat']).map((s) => s.priority)).toEqual([100]);
+  });
+
+  it('run base chains of equal priority last-created first, as the kernel does', () => {
+    const rs = nftApply(emptyRuleset(), 'table ip t {\n\tchain b0 { type filter hook output priority 50; }\n\tchain b1 { type filter hook output priority 50; }\n\tchain b2 { type filter hook output priority 10; }\n}\n');
+    expect(hookSchedule(rs, 'output').map((s) => (s.kind === 'nft' ? s.chain.chain.name : s.table))).toEqual(['b2', 'b1', 'b0']);
   });
 });
 

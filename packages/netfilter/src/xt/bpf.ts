@@ -36,5 +36,5 @@ export const BPF: XtDefinition = {
   finish(s) {
     if (!s.has('bytecode') && !s.has('object-pinned')) throw paramProblem('bpf: missing --bytecode or --object-pinned parameter');
   },
-  list: (args) => `match bpf ${args[1] ?? ''}`,
+  list: (args) => `match bpf ${(args[1] ?? '').slice((args[1] ?? '').indexOf(',') + 1)} `,
 };

@@ -3,7 +3,7 @@
  * --connbytes-dir D`; an open upper end prints as the lower bound alone.
  */
 import { paramProblem } from '../failure.ts';
-import { uintBase0, type XtDefinition } from './define.ts';
+import { argOf, uintBase0, type XtDefinition } from './define.ts';
 
 export const CONNBYTES: XtDefinition = {
   name: 'connbytes',
@@ -30,6 +30,10 @@ export const CONNBYTES: XtDefinition = {
     if (!s.has('connbytes')) s.missing('connbytes');
     if (!s.has('connbytes-dir')) s.missing('connbytes-dir');
     if (!s.has('connbytes-mode')) s.missing('connbytes-mode');
+  },
+  list(args) {
+    const c = argOf(args, 'connbytes');
+    return `${c?.invert === true ? '! ' : ''}connbytes ${c?.value ?? ''} connbytes mode ${argOf(args, 'connbytes-mode')?.value ?? ''} connbytes direction ${argOf(args, 'connbytes-dir')?.value ?? ''}`;
   },
 };
 

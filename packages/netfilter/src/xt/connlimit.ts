@@ -3,7 +3,7 @@
  * and `--connlimit-saddr`.
  */
 import { paramProblem } from '../failure.ts';
-import { uintBase0, type XtDefinition } from './define.ts';
+import { argOf, uintBase0, type XtDefinition } from './define.ts';
 
 const count = (v: readonly string[], at: number): readonly string[] => {
   const n = uintBase0(v[0] ?? '');
@@ -33,5 +33,10 @@ export const CONNLIMIT: XtDefinition = {
     if (!s.has('connlimit-upto') && !s.has('connlimit-above')) throw paramProblem('connlimit: option "--connlimit-above" or "--connlimit-upto" must be specified\n');
     if (!s.has('connlimit-mask')) s.set('connlimit-mask', ['32']);
     if (!s.has('connlimit-daddr')) s.set('connlimit-saddr', []);
+  },
+  list(args) {
+    const upto = argOf(args, 'connlimit-upto');
+    const n = upto?.value ?? argOf(args, 'connlimit-above')?.value ?? '';
+    return `#conn ${args.includes('--connlimit-daddr') ? 'dst' : 'src'}/${argOf(args, 'connlimit-mask')?.value ?? '32'} ${upto !== undefined ? '<=' : '>'} ${n}`;
   },
 };

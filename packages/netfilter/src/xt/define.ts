@@ -214,6 +214,13 @@ export function markMask(text: string): { value: number; mask: number } | undefi
   return { value, mask };
 }
 
+/** The value after option `--name` in canonical words, and whether a `!` preceded it. */
+export function argOf(args: readonly string[], name: string): { value: string; invert: boolean } | undefined {
+  const k = args.indexOf(`--${name}`);
+  if (k < 0) return undefined;
+  return { value: args[k + 1] ?? '', invert: args[k - 1] === '!' };
+}
+
 /** The list text most extensions print in `iptables -L`: the words without leading dashes. */
 export function plainList(name: string, args: readonly string[]): string {
   return [name, ...args.map((a) => a.replace(/^--/, ''))].join(' ');

@@ -3,7 +3,7 @@
  * bits need `-p tcp` (the kernel refuses them otherwise).
  */
 import { paramProblem } from '../failure.ts';
-import type { XtDefinition } from './define.ts';
+import { argOf, type XtDefinition } from './define.ts';
 
 export const ECN: XtDefinition = {
   name: 'ecn',
@@ -25,5 +25,14 @@ export const ECN: XtDefinition = {
   finish(s, env) {
     if (s.given.size === 0) throw paramProblem('ecn: you must specify at least one option');
     if ((s.has('ecn-tcp-cwr') || s.has('ecn-tcp-ece')) && (env.proto !== 6 || env.protoInvert)) env.rejectRule('Invalid argument');
+  },
+  list(args) {
+    const parts = ['ECN match'];
+    const neg = (n: string): string => (argOf(args, n)?.invert === true ? '!' : '');
+    if (args.includes('--ecn-tcp-ece')) parts.push(`${neg('ecn-tcp-ece')}ECE`);
+    if (args.includes('--ecn-tcp-cwr')) parts.push(`${neg('ecn-tcp-cwr')}CWR`);
+    const ect = argOf(args, 'ecn-ip-ect');
+    if (ect !== undefined) parts.push(`${ect.invert ? '!' : ''}ECT=${ect.value}`);
+    return parts.join(' ');
   },
 };

@@ -12,6 +12,7 @@ import { xtMatchModule, xtTargetModule, type XtDefinition, type XtMatchModule, t
 import { DSCP_MATCH, DSCP_TARGET } from './dscp.ts';
 import { ECN } from './ecn.ts';
 import { HASHLIMIT } from './hashlimit.ts';
+import { AH, CONNMARK_MATCH, CPU, ESP, REALM, SOCKET, TCPMSS_MATCH } from './misc.ts';
 import { OWNER } from './owner.ts';
 import { PHYSDEV } from './physdev.ts';
 import { POLICY_MODULE } from './policy.ts';
@@ -26,7 +27,7 @@ import { TTL_MATCH, TTL_TARGET } from './ttl.ts';
 import { U32 } from './u32.ts';
 
 const MATCHES: readonly XtDefinition[] = [
-  BPF, CGROUP, CLUSTER, CONNBYTES, CONNLABEL, CONNLIMIT, DEVGROUP, DSCP_MATCH, ECN, HASHLIMIT, HELPER,
+  AH, BPF, CGROUP, CONNMARK_MATCH, CPU, ESP, REALM, SOCKET, TCPMSS_MATCH, CLUSTER, CONNBYTES, CONNLABEL, CONNLIMIT, DEVGROUP, DSCP_MATCH, ECN, HASHLIMIT, HELPER,
   LENGTH, MAC, NFACCT, OWNER, PHYSDEV, PKTTYPE, QUOTA, SCTP, STRING, TIME, TOS_MATCH, TTL_MATCH, U32,
 ];
 

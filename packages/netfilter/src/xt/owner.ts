@@ -4,7 +4,7 @@
  * kernel takes the match from OUTPUT and POSTROUTING only.
  */
 import { paramProblem } from '../failure.ts';
-import { uintBase0, type XtDefinition } from './define.ts';
+import { argOf, uintBase0, type XtDefinition } from './define.ts';
 
 /** `id` or `id-id`, a name resolving through the host's passwd/group files (only `root` here). */
 function ids(kind: 'uid' | 'gid'): (v: readonly string[], at: number) => readonly string[] {
@@ -38,4 +38,14 @@ export const OWNER: XtDefinition = {
   ],
   order: ['socket-exists', 'uid-owner', 'gid-owner', 'suppl-groups'],
   hooks: () => ['OUTPUT', 'POSTROUTING'],
+  list(args) {
+    const parts: string[] = [];
+    const neg = (name: string): string => (argOf(args, name)?.invert === true ? '! ' : '');
+    if (args.includes('--socket-exists')) parts.push(`${neg('socket-exists')}owner socket exists`);
+    const uid = argOf(args, 'uid-owner');
+    if (uid !== undefined) parts.push(`${neg('uid-owner')}owner UID match ${uid.value}`);
+    const gid = argOf(args, 'gid-owner');
+    if (gid !== undefined) parts.push(`${neg('gid-owner')}owner GID match ${gid.value}${args.includes('--suppl-groups') ? ' incl. suppl. groups' : ''}`);
+    return parts.join(' ');
+  },
 };

@@ -11,4 +11,5 @@ export const PHYSDEV: XtDefinition = {
     { name: 'physdev-is-bridged', args: 0, invert: true },
   ],
   order: ['physdev-is-in', 'physdev-in', 'physdev-is-out', 'physdev-out', 'physdev-is-bridged'],
+  list: (args) => `PHYSDEV match ${args.join(' ')}`,
 };

@@ -9,7 +9,7 @@ import { formatIpv4 } from '../ip.ts';
 import { xtablesHost } from '../hostAddress.ts';
 import { lookupProtocol } from '../names.ts';
 import type { Match } from '../types.ts';
-import { hexOf, uintBase0, type XtDefinition } from './define.ts';
+import { hexOf, uintBase0, type XtDefinition, type XtMatchModule } from './define.ts';
 
 const ELEMENT_ORDER = ['reqid', 'spi', 'proto', 'mode', 'tunnel-dst', 'tunnel-src'] as const;
 const PROTO_NAMES: ReadonlyMap<number, string> = new Map([
@@ -33,11 +33,47 @@ export const POLICY: XtDefinition = {
     { name: 'tunnel-dst', args: 1, invert: true, multi: true },
     { name: 'next', args: 0, multi: true },
   ],
+  list(args) {
+    const out: string[] = ['policy match'];
+    const elements = args.filter((a) => a === '--next').length + 1;
+    const numbered = args.includes('--strict') || elements > 1;
+    let k = 0;
+    let started = false;
+    for (let i = 0; i < args.length; i++) {
+      const w = args[i] as string;
+      if (w === '!') {
+        out.push('!');
+        continue;
+      }
+      const name = w.slice(2);
+      if (name === 'next') {
+        k++;
+        started = false;
+        continue;
+      }
+      if ((ELEMENT_ORDER as readonly string[]).includes(name) && numbered && !started) {
+        out.push(`[${k}]`);
+        started = true;
+      }
+      if (name === 'strict') {
+        out.push('strict');
+        continue;
+      }
+      const v = args[++i] ?? '';
+      const protoNumber = [...PROTO_NAMES].find(([, n]) => n === v)?.[0];
+      out.push(name, name === 'proto' && protoNumber !== undefined ? String(protoNumber) : v);
+    }
+    return out.join(' ');
+  },
 };
 
 const OPTIONS = new OptionTable(POLICY.options);
 
 type Element = Map<string, { invert: boolean; value: string }>;
+
+function emptyElement(k: number): Error {
+  return paramProblem(`policy match: empty policy element ${k}. --strict is in effect, but at least one of reqid, spi, tunnel-src, tunnel-dst, proto or mode is required.`);
+}
 
 class PolicyInstance extends OptionTracker implements ExtensionInstance<Match> {
   readonly name = 'policy';
@@ -65,7 +101,8 @@ class PolicyInstance extends OptionTracker implements ExtensionInstance<Match> {
       case 'strict':
         return;
       case 'next':
-        if (cur.size === 0) throw paramProblem('policy match: empty policy element', use.argIndex);
+        if (!this.has('strict')) throw paramProblem('policy: option "--next" also requires "--strict".\n', use.argIndex);
+        if (cur.size === 0) throw emptyElement(this.elements.length - 1);
         if (this.elements.length === 4) throw paramProblem('policy match: maximum policy depth reached', use.argIndex);
         this.elements.push(new Map<string, { invert: boolean; value: string }>());
         return;
@@ -93,14 +130,15 @@ class PolicyInstance extends OptionTracker implements ExtensionInstance<Match> {
   }
   finish(): Match {
     if (this.dir === undefined) throw paramProblem('policy match: neither --dir in nor --dir out specified');
-    if (this.pol === undefined) throw paramProblem('policy match: --pol is mandatory');
+    // Without --pol the policy is ipsec (the flag's default in libxt_policy).
+    const pol = this.pol ?? 'ipsec';
     const strict = this.has('strict');
     const last = this.elements[this.elements.length - 1] as Element;
-    if (this.pol === 'none') {
+    if (pol === 'none') {
       if (strict) throw paramProblem('policy match: policy none but --strict given');
       if (last.size > 0 || this.elements.length > 1) throw paramProblem('policy match: policy none but policy given');
-    } else if (strict && last.size === 0) throw paramProblem('policy match: empty policy element');
-    const args = ['--dir', this.dir, '--pol', this.pol];
+    } else if (strict && last.size === 0) throw emptyElement(this.elements.length - 1);
+    const args = ['--dir', this.dir, '--pol', pol];
     if (strict) args.push('--strict');
     this.elements.forEach((e, k) => {
       if (e.size === 0) return;
@@ -116,7 +154,7 @@ class PolicyInstance extends OptionTracker implements ExtensionInstance<Match> {
   }
 }
 
-export const POLICY_MODULE = {
+export const POLICY_MODULE: XtMatchModule = {
   name: 'policy',
   options: OPTIONS,
   def: POLICY,

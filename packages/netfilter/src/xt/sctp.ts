@@ -4,7 +4,15 @@
  */
 import { paramProblem } from '../failure.ts';
 import { parsePortRange } from '../ports.ts';
-import type { XtDefinition } from './define.ts';
+import { argOf, type XtDefinition } from './define.ts';
+
+/** SCTP chunk types by name, as `iptables -L` prints them (numbers). */
+const CHUNKS: ReadonlyMap<string, number> = new Map([
+  ['DATA', 0], ['INIT', 1], ['INIT_ACK', 2], ['SACK', 3], ['HEARTBEAT', 4], ['HEARTBEAT_ACK', 5],
+  ['ABORT', 6], ['SHUTDOWN', 7], ['SHUTDOWN_ACK', 8], ['ERROR', 9], ['COOKIE_ECHO', 10],
+  ['COOKIE_ACK', 11], ['ECN_ECNE', 12], ['ECN_CWR', 13], ['SHUTDOWN_COMPLETE', 14], ['I_DATA', 64],
+  ['RE_CONFIG', 130], ['PAD', 132], ['ASCONF', 193], ['ASCONF_ACK', 128], ['FORWARD_TSN', 192], ['I_FORWARD_TSN', 194],
+]);
 
 const port = (v: readonly string[], at: number): readonly string[] => {
   const r = parsePortRange(v[0] ?? '', 132, at);
@@ -28,4 +36,27 @@ export const SCTP: XtDefinition = {
     },
   ],
   order: ['sport', 'dport', 'chunk-types'],
+  list(args) {
+    const parts = ['sctp'];
+    for (const [opt, short] of [
+      ['sport', 'sp'],
+      ['dport', 'dp'],
+    ] as const) {
+      const v = argOf(args, opt);
+      if (v === undefined) continue;
+      parts.push(`${short}${v.value.includes(':') ? 'ts' : 't'}:${v.invert ? '!' : ''}${v.value}`);
+    }
+    const k = args.indexOf('--chunk-types');
+    if (k >= 0) {
+      const types = (args[k + 2] ?? '').split(',').map((t) => {
+        const colon = t.indexOf(':');
+        const name = colon < 0 ? t : t.slice(0, colon);
+        const n = CHUNKS.get(name.toUpperCase());
+        const num = n === undefined ? name : `0x${n.toString(16).padStart(4, '0')}`;
+        return colon < 0 ? num : `${num}${t.slice(colon)}`;
+      });
+      parts.push(`${args[k - 1] === '!' ? '! ' : ''}${args[k + 1] ?? ''}`, types.join(','));
+    }
+    return parts.join(' ');
+  },
 };

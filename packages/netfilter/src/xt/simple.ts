@@ -3,7 +3,7 @@
  * quota, nfacct, cgroup, devgroup, length, mac, connlabel, pkttype, helper, cluster.
  */
 import { Failure, paramProblem } from '../failure.ts';
-import { hex8, hexOf, markMask, uintBase0, type XtDefinition } from './define.ts';
+import { argOf, hex8, hexOf, markMask, uintBase0, type XtDefinition } from './define.ts';
 
 const decimal = (ext: string, opt: string, max: number) => (v: readonly string[], at: number): readonly string[] => {
   const n = uintBase0(v[0] ?? '');
@@ -18,6 +18,7 @@ export const QUOTA: XtDefinition = {
   finish(s) {
     if (!s.has('quota')) s.missing('quota');
   },
+  list: (args) => `quota: ${args[args.length - 1] ?? ''} bytes`,
 };
 
 /** `-m nfacct --nfacct-name NAME`: iptables-save prints two spaces before the name. */
@@ -48,6 +49,7 @@ export const CGROUP: XtDefinition = {
     { name: 'cgroup', args: 1, invert: true, parse: decimal('cgroup', 'cgroup', 0xffffffff) },
     { name: 'path', args: 1, invert: true },
   ],
+  list: (args) => `cgroup ${args[0] === '!' ? '! ' : ''}${args[args.length - 1] ?? ''}`,
 };
 
 function group(opt: string) {
@@ -73,6 +75,7 @@ export const DEVGROUP: XtDefinition = {
     if (dst) return ['FORWARD', 'OUTPUT', 'POSTROUTING'];
     return undefined;
   },
+  list: (args) => args.map((a) => a.replace(/^--/, '')).join(' '),
 };
 
 /** `-m length --length MIN[:MAX]`: an open end prints as 0 or 65535; one value prints alone. */
@@ -96,6 +99,7 @@ export const LENGTH: XtDefinition = {
   finish(s) {
     if (!s.has('length')) s.missing('length');
   },
+  list: (args) => `length ${args[0] === '!' ? '!' : ''}${args[args.length - 1] ?? ''}`,
 };
 
 /** `-m mac --mac-source`: printed in lower case, two digits a byte. */
@@ -116,6 +120,7 @@ export const MAC: XtDefinition = {
   finish(s) {
     if (!s.has('mac-source')) s.missing('mac-source');
   },
+  list: (args) => `MAC ${args[0] === '!' ? '! ' : ''}${args[args.length - 1] ?? ''}`,
 };
 
 /** `-m connlabel --label NAME [--set]`: the label printed quoted. */
@@ -141,6 +146,7 @@ export const CONNLABEL: XtDefinition = {
     { name: 'set', args: 0 },
   ],
   quoted: ['label'],
+  list: (args) => `connlabel ${args[0] === '!' ? '! ' : ''}${argOf(args, 'label')?.value ?? ''}${args.includes('--set') ? ' set' : ''}`,
 };
 
 export const PKTTYPE: XtDefinition = {
@@ -219,4 +225,6 @@ export const CLUSTER: XtDefinition = {
     if (!s.has('cluster-local-nodemask')) throw paramProblem('cluster: option "--cluster-local-node" or "--cluster-local-nodemask" must be specified\n');
     if (!s.has('cluster-hash-seed')) s.missing('cluster-hash-seed');
   },
+  list: (args) =>
+    `cluster ${argOf(args, 'cluster-local-nodemask')?.invert === true ? '!' : ''}node_mask=${argOf(args, 'cluster-local-nodemask')?.value ?? ''} total_nodes=${argOf(args, 'cluster-total-nodes')?.value ?? ''} hash_seed=${argOf(args, 'cluster-hash-seed')?.value ?? ''}`,
 };

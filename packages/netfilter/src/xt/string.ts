@@ -4,7 +4,7 @@
  * `--from` and `--to` when not the defaults (0, 65535), then `--icase`.
  */
 import { paramProblem } from '../failure.ts';
-import { uintBase0, type XtDefinition } from './define.ts';
+import { argOf, uintBase0, type XtDefinition } from './define.ts';
 
 /** `|41 42|ab` → the bytes, as the tool's parse_hex_string reads them. */
 function hexBytes(text: string, at: number): number[] {
@@ -47,6 +47,16 @@ export const STRING: XtDefinition = {
     { name: 'icase', args: 0 },
   ],
   order: ['string', 'hex-string', 'algo', 'from', 'to', 'icase'],
+  list(args) {
+    const str = argOf(args, 'string') ?? argOf(args, 'hex-string');
+    let t = `STRING match ${str?.invert === true ? '!' : ''} "${str?.value ?? ''}" ALGO name ${argOf(args, 'algo')?.value ?? ''}`;
+    const from = argOf(args, 'from');
+    if (from !== undefined) t += ` FROM ${from.value}`;
+    const to = argOf(args, 'to');
+    if (to !== undefined) t += ` TO ${to.value}`;
+    if (args.includes('--icase')) t += ' ICASE';
+    return t;
+  },
   quoted: ['string', 'hex-string'],
   finish(s) {
     const str = s.get('string');

@@ -6,7 +6,7 @@
 import { paramProblem } from '../failure.ts';
 import { formatIpv4 } from '../ip.ts';
 import { xtablesHost } from '../hostAddress.ts';
-import { uintBase0, type XtDefinition } from './define.ts';
+import { argOf, uintBase0, type XtDefinition } from './define.ts';
 import type { Hook } from '../types.ts';
 
 const LATE_HOOKS: readonly Hook[] = ['FORWARD', 'OUTPUT', 'POSTROUTING'];
@@ -43,6 +43,13 @@ export const NFQUEUE: XtDefinition = {
     if (s.has('queue-cpu-fanout') && !s.has('queue-balance')) throw paramProblem('NFQUEUE: option "--queue-cpu-fanout" also requires "--queue-balance".\n');
     if (!s.has('queue-balance') && !s.has('queue-num')) s.set('queue-num', ['0']);
   },
+  list(args) {
+    const b = argOf(args, 'queue-balance');
+    let t = b !== undefined ? `NFQUEUE balance ${b.value}` : `NFQUEUE num ${argOf(args, 'queue-num')?.value ?? '0'}`;
+    if (args.includes('--queue-bypass')) t += ' bypass';
+    if (args.includes('--queue-cpu-fanout')) t += ' cpu-fanout';
+    return t;
+  },
 };
 
 const TCP_OPTION_NAMES: ReadonlyMap<string, number> = new Map([
@@ -73,6 +80,7 @@ export const TCPOPTSTRIP: XtDefinition = {
     },
   ],
   tables: ['mangle'],
+  list: (args) => `TCPOPTSTRIP options ${args[1] ?? ''}`,
 };
 
 /** `-j REDIRECT [--to-ports P[-Q]] [--random]`. */
@@ -117,7 +125,6 @@ export const TEE: XtDefinition = {
     { name: 'gateway', args: 1, parse: gateway },
     { name: 'oif', args: 1 },
   ],
-  tables: ['mangle'],
   finish(s) {
     if (!s.has('gateway')) s.missing('gateway');
   },

@@ -5,9 +5,15 @@
  * 2038-01-19T03:14:07), `--kerneltz` and `--contiguous` last; `--utc` is the default and not printed.
  */
 import { paramProblem } from '../failure.ts';
-import type { XtDefinition } from './define.ts';
+import { argOf, type XtDefinition } from './define.ts';
 
-const DAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
+/** libxt_time's suffix: by the last digit alone (it prints 11st, 12nd, 13rd). */
+function ordinal(d: string): string {
+  const last = d[d.length - 1];
+  return last === '1' ? 'st' : last === '2' ? 'nd' : last === '3' ? 'rd' : 'th';
+}
+
+const DAYS: readonly string[] = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
 const DATE_MAX = 0x7fffffff;
 
 function seconds(text: string, at: number): number {
@@ -113,5 +119,21 @@ export const TIME: XtDefinition = {
     else s.delete('datestart');
     s.set('datestop', [dateText(Number(s.value('datestop') ?? DATE_MAX))]);
     s.delete('utc');
+  },
+  list(args) {
+    let t = 'TIME';
+    const start = argOf(args, 'timestart');
+    if (start !== undefined) t += ` from ${start.value} to ${argOf(args, 'timestop')?.value ?? ''}`;
+    const md = argOf(args, 'monthdays');
+    if (md !== undefined) t += ` on ${md.value.split(',').map((d) => `${d}${ordinal(d)}`).join(',')}`;
+    const wd = argOf(args, 'weekdays');
+    if (wd !== undefined) t += ` on ${wd.value}`;
+    const ds = argOf(args, 'datestart');
+    if (ds !== undefined) t += ` starting from ${ds.value.replace('T', ' ')}`;
+    const de = argOf(args, 'datestop');
+    if (de !== undefined && de.value !== dateText(DATE_MAX)) t += ` until date ${de.value.replace('T', ' ')}`;
+    if (!args.includes('--kerneltz')) t += ' UTC';
+    if (args.includes('--contiguous')) t += ' contiguous';
+    return t;
   },
 };

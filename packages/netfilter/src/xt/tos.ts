@@ -44,7 +44,7 @@ export const TOS_MATCH: XtDefinition = {
   finish(s) {
     if (!s.has('tos')) s.missing('tos');
   },
-  list: (args) => `tos match ${args[0] === '!' ? '!' : ''}${args[args.length - 1] ?? ''}`,
+  list: (args) => `tos match${args[0] === '!' ? '!' : ''}${args[args.length - 1] ?? ''}`,
 };
 
 function op(kind: 'set' | 'and' | 'or' | 'xor') {

@@ -43,6 +43,7 @@ export const U32: XtDefinition = {
   name: 'u32',
   options: [{ name: 'u32', args: 1, invert: true, parse: (v, at) => [canonical(v[0] ?? '', at)] }],
   quoted: ['u32'],
+  list: (args) => `u32 ${args[0] === '!' ? '! ' : ''}"${args[args.length - 1] ?? ''}"`,
   finish(s) {
     if (!s.has('u32')) s.missing('u32');
   },
