@@ -1477,7 +1477,8 @@ class Parser {
     const k = this.next();
     if (this.isWord(k, 'tcp')) {
       this.expectWord('reset');
-      if (this.l4 !== undefined && (this.l4.protos.length > 1 || this.l4.protos[0] !== 'tcp')) throw new LocatedError('you cannot use tcp reset with this protocol', tokSpan(rejectTok), this.l4.span);
+      // The latest protocol the rule matched decides (`icmp code 3 meta l4proto tcp` may reset).
+      if (this.l4 !== undefined && (this.l4.protos.length > 1 || (this.thProto ?? this.l4.protos[0]) !== 'tcp')) throw new LocatedError('you cannot use tcp reset with this protocol', tokSpan(rejectTok), this.l4.span);
       return { kind: 'reject', with: { kind: 'tcp-reset' } };
     }
     if (this.isWord(k, 'icmp') || this.isWord(k, 'icmpx')) {

@@ -536,11 +536,15 @@ class Transaction {
     const t = this.table(cmd.family, cmd.table.name);
     const d = cmd.decl;
     if (d.keyType === undefined) throw new LocatedError('set definition does not specify key', cmd.name.span);
-    // With auto-merge, overlapping elements merge instead of conflicting.
-    if (t !== undefined && d.elements !== undefined) this.typeAll(d.elements, { keyType: d.keyType, ...(d.dataType !== undefined && { dataType: d.dataType }) }, d.flags.includes('interval'), [], d.autoMerge !== true);
+    // With auto-merge, overlapping elements merge instead of conflicting. A set whose elements
+    // fail still goes into nft's cache: later commands find it.
+    const check = (): void => {
+      if (t !== undefined && d.elements !== undefined && d.keyType !== undefined) this.typeAll(d.elements, { keyType: d.keyType, ...(d.dataType !== undefined && { dataType: d.dataType }) }, d.flags.includes('interval'), [], d.autoMerge !== true);
+    };
     const tt = this.needCached(cmd.family, cmd.table);
     const existing = tt.sets.get(cmd.name.name);
     if (existing !== undefined) {
+      check();
       if (cmd.op === 'create') throw new KernelError('EEXIST', cmd.name.span);
       if (d.elements !== undefined) this.addElements(existing, d.elements, batch, false);
       return;
@@ -567,6 +571,7 @@ class Transaction {
     };
     const w: WSet = { set, elements: new Map() };
     tt.sets.set(cmd.name.name, w);
+    check();
     if (d.elements !== undefined) this.addElements(w, d.elements, batch, false);
   }
 
