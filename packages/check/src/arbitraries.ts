@@ -20,8 +20,10 @@ import {
   type ProbeSpec,
   type ServiceSpec,
   type SimScenario,
+  type SwarmConfig,
   type TimedAction,
 } from '@netsim/sim';
+import { ACTION_GENERATORS, generatableFeatures, historyShapeArbitrary, isHistoryShape, podSpecArbitrary, type GeneratorContext, type SwarmFeature } from './generators.ts';
 
 /** Shape of the clusters to generate. */
 export interface ClusterArbitraryOptions {
@@ -49,8 +51,10 @@ export interface PodArbitraryOptions {
 }
 
 export interface TimelineArbitraryOptions {
-  /** Which actions to generate (default: Pod churn only). */
-  readonly kinds?: readonly ActionKind[];
+  /** Which actions to generate (default: Pod churn only), and history shapes (`blind-churn`, `graceful-delete`, …, see `generators.ts`). */
+  readonly kinds?: readonly SwarmFeature[];
+  /** Relative weights of the kinds (default 1 each). */
+  readonly weights?: { readonly [kind: string]: number };
   readonly maxActions?: number;
   /** Actions happen in [startMs, endMs] (default [0, horizon − settle]). */
   readonly startMs?: number;
@@ -79,6 +83,12 @@ export interface ScenarioArbitraryOptions {
   readonly settleMs?: number;
   /** `seed` (default): ties broken by the seed. `path`: also generate explicit tie-break choices that shrink towards FIFO. */
   readonly schedule?: 'seed' | 'path';
+  /**
+   * Swarm testing (Groce et al., ISSTA 2012): each scenario first draws which of `timeline.kinds`
+   * are on, and with what weight, so a fault that masks another is off in some runs. The draw is
+   * part of the scenario (`SimScenario.swarm`) and shrinks towards fewer kinds.
+   */
+  readonly swarm?: boolean;
 }
 
 /** The Pod churn kinds. */
@@ -102,116 +112,91 @@ function nodeNames(n: number): string[] {
   return Array.from({ length: n }, (_, i) => `node-${i + 1}`);
 }
 
+/** The generators' context for a cluster of `nodes`. */
+export function generatorContext(nodes: readonly string[], opts: { readonly pods?: PodArbitraryOptions; readonly services?: readonly ServiceSpec[]; readonly serviceVariants?: readonly ServiceSpec[]; readonly agents?: readonly string[] } = {}): GeneratorContext {
+  return {
+    nodes,
+    pool: opts.pods?.poolSize ?? 3,
+    labels: opts.pods?.labels ?? { app: 'web' },
+    ports: opts.pods?.ports ?? DEFAULT_PORTS,
+    maxPorts: opts.pods?.maxPorts ?? 3,
+    services: opts.services ?? [],
+    serviceVariants: opts.serviceVariants ?? [],
+    agents: opts.agents ?? [],
+  };
+}
+
 /** A Pod from the pool on one of `nodes`, with 1..maxPorts distinct ports. */
 export function podArbitrary(nodes: readonly string[], opts: PodArbitraryOptions = {}): fc.Arbitrary<PodSpec> {
-  const pool = opts.poolSize ?? 3;
-  const ports = opts.ports ?? DEFAULT_PORTS;
-  const labels = opts.labels ?? { app: 'web' };
-  return fc
-    .record({
-      index: fc.integer({ min: 0, max: pool - 1 }),
-      node: fc.constantFrom(...nodes),
-      ports: fc.uniqueArray(fc.constantFrom(...ports), { minLength: 1, maxLength: Math.min(opts.maxPorts ?? 3, ports.length), selector: (p) => `${p.port}/${p.protocol}` }),
-    })
-    .map(({ index, node, ports: ps }) => ({ name: `web-${index}`, node, labels: { ...labels }, ports: [...ps].sort((a, b) => a.port - b.port) }));
+  return podSpecArbitrary(generatorContext(nodes, { pods: opts }));
 }
 
-/** The names churn uses. */
-function podName(pool: number): fc.Arbitrary<string> {
-  return fc.integer({ min: 0, max: pool - 1 }).map((i) => `web-${i}`);
+/** Options of {@link actionArbitrary}. */
+export interface ActionArbitraryOptions {
+  readonly pods?: PodArbitraryOptions;
+  /** The cluster's Services: Service changes start from them. */
+  readonly services?: readonly ServiceSpec[];
+  readonly serviceVariants?: readonly ServiceSpec[];
+  readonly agents?: readonly string[];
+  readonly weights?: { readonly [kind: string]: number };
 }
 
-/** One action of the given kinds over a cluster of `nodes`. */
-export function actionArbitrary(kinds: readonly ActionKind[], nodes: readonly string[], opts: { readonly pods?: PodArbitraryOptions; readonly serviceVariants?: readonly ServiceSpec[]; readonly agents?: readonly string[] } = {}): fc.Arbitrary<Action> {
-  const pool = opts.pods?.poolSize ?? 3;
-  const node = fc.constantFrom(...nodes);
-  // Which agent a lifecycle fault hits: the controller under test's (no `agent`) or one alongside it.
-  const agents = opts.agents ?? [];
-  const agent = agents.length === 0 ? fc.constant(undefined) : fc.option(fc.constantFrom(...agents), { nil: undefined });
-  const maybeNode = fc.option(node, { nil: undefined });
-  const arbs: fc.Arbitrary<Action>[] = [];
+/** One action of the given kinds over a cluster of `nodes` (each kind by its generator in `generators.ts`). */
+export function actionArbitrary(kinds: readonly ActionKind[], nodes: readonly string[], opts: ActionArbitraryOptions = {}): fc.Arbitrary<Action> {
+  const c = generatorContext(nodes, opts);
+  const arbs: { arbitrary: fc.Arbitrary<Action>; weight: number }[] = [];
   for (const kind of kinds) {
-    switch (kind) {
-      case 'pod.create':
-        arbs.push(podArbitrary(nodes, opts.pods).map((pod) => ({ kind, pod })));
-        break;
-      case 'pod.delete':
-        arbs.push(podName(pool).map((name) => ({ kind, name })));
-        break;
-      case 'pod.recreate':
-        arbs.push(fc.record({ name: podName(pool), gapMs: fc.integer({ min: 0, max: 2000 }) }).map((r) => ({ kind, ...r })));
-        break;
-      case 'service.create':
-      case 'service.update':
-        if (opts.serviceVariants !== undefined && opts.serviceVariants.length > 0) arbs.push(fc.constantFrom(...opts.serviceVariants).map((service) => ({ kind, service })));
-        break;
-      case 'service.delete':
-        if (opts.serviceVariants !== undefined && opts.serviceVariants.length > 0) arbs.push(fc.constantFrom(...opts.serviceVariants).map((s) => ({ kind, name: s.name, ...(s.namespace !== undefined ? { namespace: s.namespace } : {}) })));
-        break;
-      case 'agent.crash':
-        arbs.push(fc.record({ node, agent, restartAfterMs: fc.integer({ min: 0, max: 5000 }) }).map(({ agent: a, ...r }) => ({ kind, ...r, ...(a !== undefined ? { agent: a } : {}) })));
-        break;
-      case 'agent.restart':
-        arbs.push(fc.record({ node, agent, downMs: fc.integer({ min: 0, max: 5000 }) }).map(({ agent: a, ...r }) => ({ kind, ...r, ...(a !== undefined ? { agent: a } : {}) })));
-        break;
-      case 'watch.gap':
-        arbs.push(fc.record({ node: maybeNode, durationMs: fc.integer({ min: 1, max: 5000 }) }).map(({ node: n, durationMs }) => ({ kind, durationMs, ...(n !== undefined ? { node: n } : {}) })));
-        break;
-      case 'watch.reset':
-        arbs.push(maybeNode.map((n) => ({ kind, ...(n !== undefined ? { node: n } : {}) })));
-        break;
-      case 'watch.delay':
-        arbs.push(
-          fc.record({ node: maybeNode, delayMs: fc.integer({ min: 1, max: 2000 }), durationMs: fc.integer({ min: 1, max: 5000 }) }).map(({ node: n, ...r }) => ({ kind, ...r, ...(n !== undefined ? { node: n } : {}) })),
-        );
-        break;
-      case 'iptables.lock':
-        arbs.push(fc.record({ node, durationMs: fc.integer({ min: 1, max: 3000 }) }).map((r) => ({ kind, ...r })));
-        break;
-      case 'iptables.fail':
-        arbs.push(fc.record({ node, count: fc.integer({ min: 1, max: 3 }) }).map((r) => ({ kind, ...r })));
-        break;
-      case 'iptables.restore-fail':
-        arbs.push(fc.record({ node, line: fc.integer({ min: 1, max: 10 }) }).map((r) => ({ kind, ...r })));
-        break;
-      case 'iptables.slow':
-        arbs.push(fc.record({ node, extraMs: fc.integer({ min: 1, max: 500 }), durationMs: fc.integer({ min: 1, max: 5000 }) }).map((r) => ({ kind, ...r })));
-        break;
-      case 'sysctl.set':
-        arbs.push(fc.record({ host: node, value: fc.constantFrom('0', '1', '2') }).map((r) => ({ kind, host: r.host, key: 'net.ipv4.conf.all.rp_filter', value: r.value })));
-        break;
-      case 'link.set':
-        arbs.push(fc.record({ host: node, state: fc.constantFrom('down' as const, 'up' as const) }).map((r) => ({ kind, host: r.host, iface: 'eth0', state: r.state })));
-        break;
-      case 'workload.scale': {
-        const ports = opts.pods?.ports ?? DEFAULT_PORTS;
-        arbs.push(
-          fc
-            .record({ replicas: fc.integer({ min: 0, max: pool }), nodes: fc.uniqueArray(node, { minLength: 1, maxLength: nodes.length }), port: fc.constantFrom(...ports) })
-            .map((r) => ({ kind, name: 'web', replicas: r.replicas, nodes: r.nodes, labels: { ...(opts.pods?.labels ?? { app: 'web' }) }, ports: [r.port] })),
-        );
-        break;
-      }
-      case 'addr.add':
-      case 'addr.del':
-      case 'route.add':
-      case 'route.del':
-      case 'host.run':
-        break;
-    }
+    const arb = (ACTION_GENERATORS[kind] as (c: GeneratorContext) => fc.Arbitrary<Action> | undefined)(c);
+    if (arb !== undefined) arbs.push({ arbitrary: arb, weight: opts.weights?.[kind] ?? 1 });
   }
-  if (arbs.length === 0) throw new Error(`actionArbitrary: no generator for kinds ${JSON.stringify(kinds)} (service actions need serviceVariants)`);
+  if (arbs.length === 0) throw new Error(`actionArbitrary: no generator for kinds ${JSON.stringify(kinds)} (service actions need Services or serviceVariants)`);
   return fc.oneof(...arbs);
 }
 
 /** A timeline: actions at times in [startMs, endMs], sorted by time (shrinks to fewer, earlier actions). */
-export function timelineArbitrary(nodes: readonly string[], horizonMs: number, settleMs: number, opts: TimelineArbitraryOptions & { readonly pods?: PodArbitraryOptions } = {}): fc.Arbitrary<TimedAction[]> {
+export function timelineArbitrary(
+  nodes: readonly string[],
+  horizonMs: number,
+  settleMs: number,
+  opts: TimelineArbitraryOptions & { readonly pods?: PodArbitraryOptions; readonly services?: readonly ServiceSpec[] } = {},
+): fc.Arbitrary<TimedAction[]> {
   const start = opts.startMs ?? 0;
   const end = Math.max(start, opts.endMs ?? horizonMs - settleMs);
-  const action = actionArbitrary(opts.kinds ?? POD_CHURN, nodes, { ...(opts.pods !== undefined ? { pods: opts.pods } : {}), ...(opts.serviceVariants !== undefined ? { serviceVariants: opts.serviceVariants } : {}), ...(opts.agents !== undefined ? { agents: opts.agents } : {}) });
-  return fc
-    .array(fc.record({ atMs: fc.integer({ min: start, max: end }), action }), { maxLength: opts.maxActions ?? 12 })
-    .map((xs) => [...xs].sort((a, b) => a.atMs - b.atMs));
+  const features = opts.kinds ?? POD_CHURN;
+  const kinds = features.filter((k): k is ActionKind => !isHistoryShape(k));
+  const shapes = features.filter(isHistoryShape);
+  const c = generatorContext(nodes, opts);
+  const actionOpts: ActionArbitraryOptions = { ...(opts.pods !== undefined ? { pods: opts.pods } : {}), ...(opts.services !== undefined ? { services: opts.services } : {}), ...(opts.serviceVariants !== undefined ? { serviceVariants: opts.serviceVariants } : {}), ...(opts.agents !== undefined ? { agents: opts.agents } : {}), ...(opts.weights !== undefined ? { weights: opts.weights } : {}) };
+  const maxLength = opts.maxActions ?? 12;
+  if (shapes.length === 0) {
+    const action = actionArbitrary(kinds, nodes, actionOpts);
+    return fc.array(fc.record({ atMs: fc.integer({ min: start, max: end }), action }), { maxLength }).map((xs) => [...xs].sort((a, b) => a.atMs - b.atMs));
+  }
+  // With composite histories, each entry is one or more timed actions.
+  const entries: { arbitrary: fc.Arbitrary<TimedAction[]>; weight: number }[] = [];
+  if (kinds.length > 0) {
+    const action = actionArbitrary(kinds, nodes, actionOpts);
+    const weight = kinds.reduce((sum, k) => sum + (opts.weights?.[k] ?? 1), 0);
+    entries.push({ arbitrary: fc.record({ atMs: fc.integer({ min: start, max: end }), action }).map((t) => [t]), weight });
+  }
+  for (const shape of shapes) entries.push({ arbitrary: historyShapeArbitrary(shape, c, start, end), weight: opts.weights?.[shape] ?? 1 });
+  return fc.array(fc.oneof(...entries), { maxLength }).map((xs) => xs.flat().sort((a, b) => a.atMs - b.atMs));
+}
+
+/**
+ * A swarm draw over `features` (those with a generator here): each one on or off, and a weight
+ * from 1 to 4, with at least one on. Shrinks towards fewer features on.
+ */
+export function swarmArbitrary(features: readonly SwarmFeature[]): fc.Arbitrary<SwarmConfig> {
+  return fc.tuple(fc.array(fc.boolean(), { minLength: features.length, maxLength: features.length }), fc.array(fc.integer({ min: 1, max: 4 }), { minLength: features.length, maxLength: features.length })).map(([on, weights]) => {
+    const enabled: { [feature: string]: number } = {};
+    features.forEach((f, i) => {
+      if (on[i] === true) enabled[f] = weights[i] ?? 1;
+    });
+    // Nothing drawn: the first feature alone (Pod creates, in every profile).
+    if (Object.keys(enabled).length === 0 && features[0] !== undefined) enabled[features[0]] = 1;
+    return { features: enabled };
+  });
 }
 
 /** A cluster: nodes, queue mode, IPAM policy, Services and a few initial Pods. */
@@ -267,29 +252,47 @@ export function scheduleArbitrary(maxChoices = 64): fc.Arbitrary<{ readonly path
 export function scenarioArbitrary(opts: ScenarioArbitraryOptions): fc.Arbitrary<SimScenario> {
   const horizonMs = opts.horizonMs ?? 20_000;
   const settleMs = opts.settleMs ?? 3000;
-  // The rest of a scenario depends on the cluster only through its node names: build that
-  // arbitrary once per node list (arbitraries are immutable descriptions), not per generated value.
-  const byNodes = new Map<string, fc.Arbitrary<{ readonly seed: number; readonly timeline: TimedAction[]; readonly schedule: SimScenario['schedule'] }>>();
-  const restOf = (nodes: readonly string[]): fc.Arbitrary<{ readonly seed: number; readonly timeline: TimedAction[]; readonly schedule: SimScenario['schedule'] }> => {
-    const key = nodes.join('\u0000');
-    let arb = byNodes.get(key);
+  type Rest = { readonly seed: number; readonly timeline: TimedAction[]; readonly schedule: SimScenario['schedule']; readonly swarm?: SwarmConfig };
+  // The rest of a scenario depends on the cluster only through its node names (and on the swarm
+  // draw): build that arbitrary once per node list and draw (arbitraries are immutable
+  // descriptions), not per generated value.
+  const cache = new Map<string, fc.Arbitrary<Rest>>();
+  const restFor = (nodes: readonly string[], swarm: SwarmConfig | undefined): fc.Arbitrary<Rest> => {
+    const key = `${nodes.join('\u0000')}|${swarm === undefined ? '' : JSON.stringify(swarm.features)}`;
+    let arb = cache.get(key);
     if (arb === undefined) {
-      arb = fc.record({
-        seed: fc.integer({ min: 0, max: 0x7fffffff }),
-        timeline: timelineArbitrary(nodes, horizonMs, settleMs, { ...(opts.timeline ?? {}), ...(opts.pods !== undefined ? { pods: opts.pods } : {}) }),
-        schedule: opts.schedule === 'path' ? scheduleArbitrary().map((s) => s as SimScenario['schedule']) : fc.constant(undefined),
-      });
-      byNodes.set(key, arb);
+      const timeline = { ...(opts.timeline ?? {}), ...(swarm !== undefined ? { kinds: Object.keys(swarm.features) as SwarmFeature[], weights: swarm.features } : {}) };
+      arb = fc
+        .record({
+          seed: fc.integer({ min: 0, max: 0x7fffffff }),
+          timeline: timelineArbitrary(nodes, horizonMs, settleMs, { ...timeline, ...(opts.pods !== undefined ? { pods: opts.pods } : {}), ...(opts.cluster?.services !== undefined ? { services: opts.cluster.services } : {}) }),
+          schedule: opts.schedule === 'path' ? scheduleArbitrary().map((s) => s as SimScenario['schedule']) : fc.constant(undefined),
+        })
+        .map((r) => (swarm !== undefined ? { ...r, swarm } : r));
+      cache.set(key, arb);
+    }
+    return arb;
+  };
+  const swarms = new Map<string, fc.Arbitrary<Rest>>();
+  const restOf = (nodes: readonly string[]): fc.Arbitrary<Rest> => {
+    if (opts.swarm !== true) return restFor(nodes, undefined);
+    const key = nodes.join('\u0000');
+    let arb = swarms.get(key);
+    if (arb === undefined) {
+      const c = generatorContext(nodes, { ...(opts.pods !== undefined ? { pods: opts.pods } : {}), ...(opts.cluster?.services !== undefined ? { services: opts.cluster.services } : {}), ...(opts.timeline?.serviceVariants !== undefined ? { serviceVariants: opts.timeline.serviceVariants } : {}) });
+      arb = swarmArbitrary(generatableFeatures(c, opts.timeline?.kinds ?? POD_CHURN)).chain((swarm) => restFor(nodes, swarm));
+      swarms.set(key, arb);
     }
     return arb;
   };
   return clusterArbitrary(opts.cluster, opts.pods).chain((cluster) => {
     const nodes = cluster.nodes.map((n) => n.name);
     return restOf(nodes)
-      .map(({ seed, timeline, schedule }) => ({
+      .map(({ seed, timeline, schedule, swarm }) => ({
         format: SIM_SCENARIO_FORMAT,
         seed,
         ...(schedule !== undefined ? { schedule } : {}),
+        ...(swarm !== undefined ? { swarm } : {}),
         cluster,
         controller: opts.controller.options !== undefined ? { name: opts.controller.name, options: opts.controller.options } : { name: opts.controller.name },
         ...(opts.alongside !== undefined && opts.alongside.length > 0 ? { alongside: opts.alongside.map((c) => ({ ...c })) } : {}),

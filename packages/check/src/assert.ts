@@ -18,26 +18,31 @@ import { story, type RunOutcome, type TraceEvent } from '@netsim/sim';
 import { checkProperty, describeOutcome, failureSignature, type CheckOptions, type SimulationProperty } from './runner.ts';
 
 /**
- * What the assertions and matchers accept: an outcome, or a report carrying one, its trace and
- * the seed (its own `seed`, its world's, or the trace's `sim.start`).
+ * What the assertions and matchers accept: an outcome, or a report carrying one, its trace (its
+ * own `events`, or its world's) and the seed (the outcome's: the seed the run really used; else
+ * its own `seed`, its world's, or the trace's `sim.start`).
  */
-export type RunReceived = RunOutcome | { readonly outcome: RunOutcome; readonly events?: readonly TraceEvent[]; readonly world?: { readonly seed: number }; readonly seed?: number };
+export type RunReceived =
+  | RunOutcome
+  | { readonly outcome: RunOutcome; readonly events?: readonly TraceEvent[]; readonly world?: { readonly seed: number; readonly events?: readonly TraceEvent[] }; readonly seed?: number };
 
 /** The outcome, trace and seed of a received value, or undefined when it is neither shape. */
 export function unpackRun(received: unknown): { outcome: RunOutcome; events: readonly TraceEvent[]; seed: number | undefined } | undefined {
   if (typeof received !== 'object' || received === null) return undefined;
-  const r = received as { outcome?: RunOutcome; events?: readonly TraceEvent[]; status?: unknown; world?: { seed?: unknown }; seed?: unknown };
-  const seedOf = (events: readonly TraceEvent[]): number | undefined => {
+  const r = received as { outcome?: RunOutcome; events?: readonly TraceEvent[]; status?: unknown; world?: { seed?: unknown; events?: unknown }; seed?: unknown };
+  const seedOf = (outcome: RunOutcome, events: readonly TraceEvent[]): number | undefined => {
+    if (typeof (outcome as { seed?: unknown }).seed === 'number') return outcome.seed;
     if (typeof r.seed === 'number') return r.seed;
     if (typeof r.world?.seed === 'number') return r.world.seed;
     const start = events.find((e) => e.type === 'sim.start') as { seed?: unknown } | undefined;
     return typeof start?.seed === 'number' ? start.seed : undefined;
   };
   if (r.outcome !== undefined && typeof r.outcome === 'object') {
-    const events = r.events ?? [];
-    return { outcome: r.outcome, events, seed: seedOf(events) };
+    const worldEvents = r.world?.events;
+    const events = r.events ?? (Array.isArray(worldEvents) ? (worldEvents as readonly TraceEvent[]) : []);
+    return { outcome: r.outcome, events, seed: seedOf(r.outcome, events) };
   }
-  if (typeof r.status === 'string') return { outcome: received as RunOutcome, events: [], seed: undefined };
+  if (typeof r.status === 'string') return { outcome: received as RunOutcome, events: [], seed: seedOf(received as RunOutcome, []) };
   return undefined;
 }
 

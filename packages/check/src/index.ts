@@ -23,15 +23,19 @@ export {
   WATCH_FAULTS,
   actionArbitrary,
   clusterArbitrary,
+  generatorContext,
   podArbitrary,
   scenarioArbitrary,
   scheduleArbitrary,
+  swarmArbitrary,
   timelineArbitrary,
+  type ActionArbitraryOptions,
   type ClusterArbitraryOptions,
   type PodArbitraryOptions,
   type ScenarioArbitraryOptions,
   type TimelineArbitraryOptions,
 } from './arbitraries.ts';
+export { ACTION_GENERATORS, HISTORY_SHAPES, blindChurnArbitrary, generatableFeatures, historyShapeArbitrary, isHistoryShape, podSpecArbitrary, serviceChangeArbitrary, type GeneratorContext, type HistoryShape, type SwarmFeature } from './generators.ts';
 export {
   COUNTEREXAMPLE_FORMAT,
   controllerProperty,

@@ -56,6 +56,13 @@ export interface CheckOptions {
   readonly sameFailure?: boolean;
   /** Upper bound on shrink attempts after the first failure (default 10,000); past it, candidates count as passing and shrinking stops. */
   readonly maxShrinks?: number;
+  /**
+   * Wall-clock budget in milliseconds for the whole check (fast-check's `interruptAfterTimeLimit`):
+   * past it the search stops, and a counterexample being shrunk is reported as shrunk so far.
+   * Reading the wall clock makes the number of runs depend on the machine; the runs themselves
+   * stay deterministic (the same seed and run count regenerate them).
+   */
+  readonly timeLimitMs?: number;
 }
 
 /** A failure signature: what "the same way" means when shrinking. */
@@ -114,6 +121,8 @@ export interface CheckSuccess {
   readonly property: string;
   readonly seed: number;
   readonly numRuns: number;
+  /** True when `timeLimitMs` stopped the search before `numRuns` runs. */
+  readonly interrupted?: boolean;
 }
 
 export type CheckResult<S> = CheckSuccess | CheckFailure<S>;
@@ -149,8 +158,11 @@ export async function checkProperty<S>(prop: SimulationProperty<S>, opts: CheckO
     seed,
     numRuns: opts.numRuns ?? 100,
     ...(opts.path !== undefined ? { path: opts.path } : {}),
+    ...(opts.timeLimitMs !== undefined ? { interruptAfterTimeLimit: opts.timeLimitMs, markInterruptAsFailure: false } : {}),
   });
-  if (!details.failed) return { ok: true, property: prop.name, seed: details.seed, numRuns: details.numRuns };
+  // A time limit that ran out before the first run ends fast-check's check as failed with no
+  // counterexample: no run failed, so it is a success with no runs.
+  if (!details.failed || (details.interrupted && details.counterexample === null && details.numRuns === 0)) return { ok: true, property: prop.name, seed: details.seed, numRuns: details.numRuns, ...(details.interrupted ? { interrupted: true } : {}) };
   const counterexample = details.counterexample;
   if (counterexample === null) {
     // fast-check gave up without a counterexample (too many skipped runs or an interruption).

@@ -22,6 +22,23 @@ describe('vitest matchers', () => {
     expect(message).toMatch(/\n1\. t=0ms world\.action action=increment by=[AB]/);
   }, PROPERTY_TIMEOUT_MS);
 
+  it('should print the seed the run really used (from its outcome), and the story of a world given beside the outcome', async () => {
+    const racy = await runCounter({ seed: 1, increments: [{ atMs: 0, by: 'A' }, { atMs: 0, by: 'B' }] }, { trace: true });
+    const messageOf = (received: unknown): string => {
+      try {
+        expect(received).toHoldInvariants();
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return '';
+    };
+    // A report that claims another seed (a scenario file's own, overridden at run time) still names the one used.
+    expect(messageOf({ ...racy, seed: 99, world: { seed: 99 } })).toMatch(/violated at step \d+, t=\d+ms: .* \(seed 1\)\n\n1\. t=0ms/);
+    // A bare outcome carries its seed; a world beside it carries the story.
+    expect(messageOf(racy.outcome)).toMatch(/ \(seed 1\)$/);
+    expect(messageOf({ outcome: racy.outcome, world: { seed: 1, events: racy.events } })).toMatch(/ \(seed 1\)\n\n1\. t=0ms world\.action/);
+  }, PROPERTY_TIMEOUT_MS);
+
   it('should match toBreakInvariant on the invariant name, or a finding kind', async () => {
     const racy = await runCounter({ seed: 1, increments: [{ atMs: 0, by: 'A' }, { atMs: 0, by: 'B' }] }, { trace: false });
     expect(racy).toBreakInvariant('no lost update');

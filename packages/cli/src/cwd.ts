@@ -25,3 +25,14 @@ export function displayPath(path: string): string {
   const rel = relative(userCwd(), path);
   return rel === '' ? '.' : rel.startsWith('..') || isAbsolute(rel) ? path : rel;
 }
+
+/**
+ * How the user started netsim, for the command lines the CLI prints ("reproduce with: …"):
+ * `pnpm netsim` (or `npm run netsim`, `yarn netsim`) when a package script named `netsim` ran
+ * it, else `netsim` (the installed bin, `npx netsim` included).
+ */
+export function invokedAs(env: NodeJS.ProcessEnv = process.env): string {
+  if (env['npm_lifecycle_event'] !== 'netsim') return 'netsim';
+  const agent = env['npm_config_user_agent'] ?? '';
+  return agent.startsWith('pnpm/') ? 'pnpm netsim' : agent.startsWith('yarn/') ? 'yarn netsim' : 'npm run netsim';
+}

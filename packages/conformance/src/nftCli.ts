@@ -1,84 +1,53 @@
 /**
- * `pnpm conformance:nft [--runs N] [--seed S] [--replay I]`: a campaign of generated nftables
- * rulesets and packets through the real kernel (loaded with the real `nft -f`) against
- * `@netsim/kernel` holding the same ruleset (see `nftPacket.ts`), with progress, a summary and
- * every disagreement printed with what replays it. Exit status: 0 when there is none, 1 when one
- * was found, 2 when the machine cannot run it (the line says why).
+ * `pnpm conformance:nft [--runs N] [--seed S] [--show K]`: the nft format campaign against the
+ * real nft in a throwaway network namespace. Prints a summary and every new disagreement (the
+ * files and both outputs, line by line). Exit status: 0 when every disagreement is a known one,
+ * 1 when a new one was found, 2 when the machine cannot run it (the line says why).
  */
-import { release } from 'node:os';
 import { checkEnvironment } from './environment.ts';
-import { run, which } from './exec.ts';
-import { Lab } from './lab.ts';
-import { formatNftDisagreement, runNftPacketCampaign } from './nftPacket.ts';
+import { knownNftDifference, runNftFormatCampaign } from './nftFormat.ts';
+import { formatNftDifference, nftRelease } from './nftLive.ts';
 
-const USAGE = 'usage: pnpm conformance:nft [--runs N] [--seed S] [--replay I]';
+const USAGE = 'usage: pnpm conformance:nft [--runs N] [--seed S] [--show K]';
 
-function fail(msg: string): never {
-  process.stderr.write(`conformance:nft: ${msg}\n${USAGE}\n`);
+function fail(message: string): never {
+  process.stderr.write(`conformance:nft: ${message}\n${USAGE}\n`);
   process.exit(2);
 }
 
-function intArg(name: string, v: string | undefined): number {
-  if (v === undefined || !/^[0-9]+$/.test(v)) fail(`${name} takes a non-negative integer, got "${v ?? ''}"`);
-  return Number(v);
+let runs = 300;
+// The default seed is the one wall-clock read: printed first, every case derives from it.
+let seed = Date.now() % 1_000_000_007; // eslint-disable-line no-restricted-properties -- tidy-allow: a campaign's default seed, printed first
+let show = 5;
+const argv = process.argv.slice(2);
+for (let i = 0; i < argv.length; i++) {
+  const flag = argv[i];
+  const v = argv[i + 1];
+  if (flag !== '--runs' && flag !== '--seed' && flag !== '--show') fail(`unknown argument ${flag ?? ''}`);
+  if (v === undefined || !/^\d+$/.test(v)) fail(`${flag} needs a non-negative integer`);
+  i++;
+  if (flag === '--runs') runs = Number(v);
+  else if (flag === '--seed') seed = Number(v);
+  else show = Number(v);
 }
-
-function main(): void {
-  const argv = process.argv.slice(2);
-  let runs = 500;
-  let seed = Date.now() % 1_000_000_007; // eslint-disable-line no-restricted-properties -- tidy-allow: a campaign's default seed, printed first
-  let replay: number | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === '--runs') runs = intArg('--runs', argv[++i]);
-    else if (a === '--seed') seed = intArg('--seed', argv[++i]);
-    else if (a === '--replay') replay = intArg('--replay', argv[++i]);
-    else fail(`unknown argument "${a ?? ''}"`);
-  }
-  const env = checkEnvironment();
-  if (!env.ok) {
-    process.stderr.write(`conformance:nft: cannot run here: ${env.reason}\n`);
-    process.exit(2);
-  }
-  if (which('nft') === undefined) {
-    process.stderr.write('conformance:nft: cannot run here: missing nft (Debian: apt-get install nftables)\n');
-    process.exit(2);
-  }
-  const version = run('nft', ['--version']).trim();
-  process.stdout.write(`conformance:nft: seed ${seed}, ${replay === undefined ? `${runs} cases` : `replaying case ${replay}`}, ${version}, kernel ${release()}\n`);
-  const lab = Lab.create({ pinConntrack: false });
-  const total = replay === undefined ? runs : 1;
-  let done = 0;
-  let agreed = 0;
-  let other = 0;
-  try {
-    const r = runNftPacketCampaign(lab, {
-      seed,
-      runs,
-      ...(replay === undefined ? {} : { replay }),
-      onCase: (_i, v) => {
-        done++;
-        if (v.kind === 'agree') agreed++;
-        else other++;
-        if (done % 25 === 0 || done === total) process.stdout.write(`  nft [${done}/${total}] agreed ${agreed}, other ${other}\n`);
-      },
-    });
-    for (const d of r.disagreements) process.stdout.write(`\n[NEW] nft case ${d.index}\n${formatNftDisagreement(d.case, d.result, `pnpm conformance:nft --seed ${seed} --replay ${d.index}`)}\n`);
-    process.stdout.write(
-      [
-        '',
-        `conformance:nft summary: seed ${seed}, ${version}, kernel ${release()}`,
-        `  cases run: ${r.runs}`,
-        `  agreed:    ${r.agreed} (${r.refused} of them rulesets both nft and netsim refuse)`,
-        `  undecided: ${r.undecided.length}${r.undecided.length === 0 ? '' : ` (${[...new Set(r.undecided.map((u) => u.reason))].join('; ')})`}`,
-        `  disagreements: ${r.disagreements.length}${r.disagreements.length === 0 ? '' : ` (cases ${r.disagreements.map((d) => d.index).join(', ')})`}`,
-        '',
-      ].join('\n'),
-    );
-    process.exitCode = r.disagreements.length > 0 ? 1 : 0;
-  } finally {
-    lab.destroy();
-  }
+const env = checkEnvironment();
+if (!env.ok) fail(`cannot run: ${env.reason}`);
+const release = nftRelease();
+if (release === undefined) fail('cannot run: nft is not installed (Debian: apt-get install nftables)');
+process.stdout.write(`nft format campaign: ${runs} cases from seed ${seed} against nft ${release}\n`);
+const r = runNftFormatCampaign({
+  runs,
+  seed,
+  onCase: (_c, i) => {
+    if ((i + 1) % 50 === 0) process.stdout.write(`  ${i + 1}/${runs}\n`);
+  },
+});
+const known = r.disagreements.filter((d) => knownNftDifference(d) !== undefined);
+const fresh = r.disagreements.filter((d) => knownNftDifference(d) === undefined);
+process.stdout.write(`${r.runs} cases: ${r.applied} applied by nft, ${r.failed} refused; ${r.agreed} identical, ${known.length} known differences, ${fresh.length} new\n`);
+for (const d of fresh.slice(0, show)) {
+  process.stdout.write(`\n=== case ${d.case.seed}${d.case.mutation !== undefined ? ` (${d.case.mutation})` : ''}: replay with --seed ${d.case.seed} --runs 1\n`);
+  for (const f of d.case.files) process.stdout.write(`--- ${f.name}\n${f.text}`);
+  for (const x of d.differences) process.stdout.write(formatNftDifference(x));
 }
-
-main();
+process.exit(fresh.length > 0 ? 1 : 0);

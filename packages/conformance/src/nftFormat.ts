@@ -58,3 +58,24 @@ export function runNftFormatCampaign(opts: { readonly runs: number; readonly see
   }
   return { seed: opts.seed, runs: opts.runs, applied, failed: opts.runs - applied, agreed, disagreements };
 }
+
+/** A way the real nft and netsim differ on purpose or knowingly, recognised by what the real side printed. */
+export interface KnownNftDifference {
+  readonly id: string;
+  readonly why: string;
+  readonly matches: (d: NftDifference) => boolean;
+}
+
+export const KNOWN_NFT_DIFFERENCES: readonly KnownNftDifference[] = [
+  {
+    id: 'nft-raw-merged-payload',
+    why: 'nft merges an equality on a `th` port with one on an adjacent field of another header (`th dport 22 … udp length 60`) and lists the result as a raw payload match (`@th,16,32 0x16003c`); netsim lists the two matches as written.',
+    matches: (d) => d.where === 'nft list ruleset' && /@th,\d+,\d+ /.test(d.real),
+  },
+];
+
+/** The known difference that explains every difference of a case, if there is one. */
+export function knownNftDifference(r: NftCaseResult): KnownNftDifference | undefined {
+  if (r.differences.length === 0) return undefined;
+  return KNOWN_NFT_DIFFERENCES.find((k) => r.differences.every((d) => k.matches(d)));
+}

@@ -439,6 +439,11 @@ export class Informer<K extends Kind> {
     this.reflector.setWatchDelay(checkMs(ms, 'watchDelayMs'));
   }
 
+  /** Time between two pops of the queue (ms). */
+  processDelay(): number {
+    return this.processDelayMs;
+  }
+
   /** Time between two pops of the queue. */
   setProcessDelay(ms: number): void {
     this.processDelayMs = checkMs(ms, 'processDelayMs');

@@ -37,7 +37,7 @@ export interface KubeletOptions {
   readonly trace?: KubeTraceSink;
 }
 
-type PodState = 'starting' | 'running' | 'terminating';
+type PodState = 'starting' | 'running' | 'terminating' | 'completed';
 
 interface Tracked {
   readonly uid: string;
@@ -104,6 +104,26 @@ export class Kubelet {
     this.unsubscribe = undefined;
   }
 
+  /**
+   * The Pod's containers exit on their own (a Job's Pod, `restartPolicy: Never`): the kubelet
+   * reports the terminal `phase`, Ready=False, and tears the sandbox down, so the CNI releases the
+   * IP, which the next Pod may get; the Pod stays in the API, its status still showing the old
+   * `podIP`, until something deletes it. Returns false when the Pod is not running on this node.
+   */
+  complete(namespace: string, name: string, phase: 'Succeeded' | 'Failed'): boolean {
+    const pod = this.api.find('Pod', namespace, name);
+    const t = pod === undefined ? undefined : this.pods.get(pod.metadata.uid);
+    if (pod === undefined || t === undefined || t.state !== 'running' || !this.running) return false;
+    t.state = 'completed';
+    this.writeStatus(pod, { ...pod.status, phase, conditions: conditions(false) });
+    this.emit('kube.kubelet', { node: this.nodeName, pod: objectKey(pod), uid: t.uid, transition: phase === 'Succeeded' ? 'succeeded' : 'failed' });
+    if (t.ip !== undefined) {
+      const ip = t.ip;
+      this.later(this.terminationDelayMs, 'kube.kubelet.teardown', () => this.releaseIp(ip, t));
+    }
+    return true;
+  }
+
   private onChange(c: Change): void {
     if (c.kind === 'Node' && c.object.metadata.name === this.nodeName) {
       this.retryWaiting();
@@ -116,7 +136,7 @@ export class Kubelet {
       const t = this.pods.get(pod.metadata.uid);
       if (t === undefined) return;
       this.pods.delete(t.uid);
-      if (t.state !== 'terminating' && t.ip !== undefined) {
+      if (t.state !== 'terminating' && t.state !== 'completed' && t.ip !== undefined) {
         // Force-deleted while running: the kubelet still tears the sandbox down.
         const ip = t.ip;
         this.later(this.terminationDelayMs, 'kube.kubelet.teardown', () => this.releaseIp(ip, t));
@@ -139,7 +159,7 @@ export class Kubelet {
         return;
       }
     }
-    if (pod.metadata.deletionTimestamp !== undefined && t.state !== 'terminating') {
+    if (pod.metadata.deletionTimestamp !== undefined && t.state !== 'terminating' && t.state !== 'completed') {
       t.state = 'terminating';
       const graceMs = (pod.metadata.deletionGracePeriodSeconds ?? 0) * 1000;
       const tt = t;

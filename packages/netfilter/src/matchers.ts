@@ -119,14 +119,57 @@ function undecided(why: string): ModTest {
 }
 
 /**
+ * `-m sctp` / `-m dccp` with only `--sport`/`--dport` (and their long spellings, each maybe
+ * negated): xt_sctp/xt_dccp compare the ports of a first fragment of their protocol exactly as
+ * tcp/udp do. Other options (`--chunk-types`, `--dccp-types`…) return null: not decided here.
+ */
+function portOnlyTest(proto: number, args: readonly string[]): ModTest | null {
+  let sFrom = 0;
+  let sTo = 65535;
+  let sNeg = false;
+  let dFrom = 0;
+  let dTo = 65535;
+  let dNeg = false;
+  for (let i = 0; i < args.length; i++) {
+    let neg = false;
+    if (args[i] === '!') {
+      neg = true;
+      i++;
+    }
+    const opt = args[i];
+    const value = args[i + 1];
+    if (value === undefined) return null;
+    const m = /^(\d+)(?::(\d+))?$/.exec(value);
+    if (m === null) return null;
+    const from = Number(m[1]);
+    const to = m[2] === undefined ? from : Number(m[2]);
+    if (opt === '--sport' || opt === '--source-port') {
+      [sFrom, sTo, sNeg] = [from, to, neg];
+    } else if (opt === '--dport' || opt === '--destination-port') {
+      [dFrom, dTo, dNeg] = [from, to, neg];
+    } else return null;
+    i++;
+  }
+  return {
+    test: (w) => {
+      const p = w.packet;
+      if (p.proto !== proto || p.fragment) return NOMATCH;
+      if ((p.sport >= sFrom && p.sport <= sTo) === sNeg) return NOMATCH;
+      if ((p.dport >= dFrom && p.dport <= dTo) === dNeg) return NOMATCH;
+      return MATCH;
+    },
+    sideEffect: false,
+    undecidable: false,
+  };
+}
+
+/**
  * The closure for one module of `rule`, or `null` for modules that always match (`comment`).
  */
 export function compileMatch(m: Match, rule: Rule): ModTest | null {
   const own = matchModuleOfKind(m.kind)?.compile;
   if (own !== undefined) return own(m, rule);
   switch (m.kind) {
-    case 'comment':
-      return null;
     case 'tcp':
     case 'udp': {
       const proto = m.kind === 'tcp' ? 6 : 17;
@@ -159,22 +202,6 @@ export function compileMatch(m: Match, rule: Rule): ModTest | null {
         },
         sideEffect: false,
         undecidable: option,
-      };
-    }
-    case 'icmp': {
-      const { type, negate } = m.icmp;
-      const any = m.icmp.any === true || type === 255;
-      const cFrom = m.icmp.code?.from ?? 0;
-      const cTo = m.icmp.code?.to ?? 255;
-      return {
-        test: (w) => {
-          const p = w.packet;
-          if (p.proto !== 1 || p.fragment) return NOMATCH;
-          const hit = any || (p.icmpType === type && p.icmpCode >= cFrom && p.icmpCode <= cTo);
-          return hit !== negate ? MATCH : NOMATCH;
-        },
-        sideEffect: false,
-        undecidable: false,
       };
     }
     case 'multiport': {
@@ -309,11 +336,17 @@ export function compileMatch(m: Match, rule: Rule): ModTest | null {
       };
     }
     case 'unknown':
+      if (m.module === 'sctp' || m.module === 'dccp') {
+        const ports = portOnlyTest(m.module === 'sctp' ? 132 : 33, m.args);
+        if (ports !== null) return ports;
+      }
       // nfacct only counts (a quota lives in the accounting object, which netsim does not model).
       if (m.module === 'nfacct') return null;
       return undecided(m.module);
     case 'mark':
     case 'iprange':
+    case 'icmp':
+    case 'comment':
       throw new Error(`${m.kind} is compiled by its module`);
   }
 }

@@ -8,7 +8,7 @@
 import { paramProblem } from './failure.ts';
 import { OptionTable, OptionTracker, excludes, type ExtensionInstance, type OptionUse, type ParseEnv } from './extension.ts';
 import { formatIpv4, tryParseIpv4 } from './ip.ts';
-import { ICMP_NAMES, lookupProtocol, parseUintBase0 } from './names.ts';
+import { lookupProtocol, parseUintBase0 } from './names.ts';
 import { formatPortRange, listPort, parsePort, parsePortRange, parsePortRangeX6 } from './ports.ts';
 import { LIMIT_MODULE } from './limit.ts';
 import { listRecentText, RECENT_MODULE, saveRecentWords } from './recent.ts';
@@ -19,9 +19,11 @@ import { xtSaveWords } from './xt/define.ts';
 import type { AddrType, AddrTypeSel, CtState, Match, MatchKind, PortMatch, PortRange, Rule, TcpFlagsMatch } from './types.ts';
 import type { ModTest } from './matchers.ts';
 import { IPRANGE_MODULE } from './iprange.ts';
+import { COMMENT_MODULE, truncateUtf8 } from './comment.ts';
+import { ICMP_MODULE } from './icmp.ts';
 import { hex, MARK_MODULE, parseMarkMask } from './mark.ts';
 
-export { hex, parseMarkMask };
+export { hex, parseMarkMask, truncateUtf8 };
 
 /**
  * One match extension (`-m name`). A module that owns its typed form (`kind`) also owns how it is
@@ -237,64 +239,7 @@ class PortMatchInstance implements ExtensionInstance<Match | null> {
 register(portMatchModule('tcp'));
 register(portMatchModule('udp'));
 
-// ---------------------------------------------------------------------------------------------
-// icmp
-
-const ICMP_OPTIONS = new OptionTable([{ name: 'icmp-type', args: 1, invert: true }]);
-
-function parseIcmpType(text: string, argIndex: number): { type: number; code?: PortRange; any?: boolean } {
-  const lower = text.toLowerCase();
-  let found: (typeof ICMP_NAMES)[number] | undefined;
-  for (const e of ICMP_NAMES) {
-    if (e.name.toLowerCase().startsWith(lower) && lower.length > 0) {
-      if (found !== undefined) {
-        throw paramProblem(`Ambiguous ICMP type \`${text}': \`${found.name}' or \`${e.name}'?`, argIndex);
-      }
-      found = e;
-    }
-  }
-  if (found !== undefined) {
-    if (found.type === 0xff) return { type: 0xff, any: true };
-    if (found.codeMin === 0 && found.codeMax === 0xff) return { type: found.type };
-    return { type: found.type, code: { from: found.codeMin, to: found.codeMax } };
-  }
-  const slash = text.indexOf('/');
-  const typeText = slash < 0 ? text : text.slice(0, slash);
-  const type = /^[0-9]+$/.test(typeText) ? Number(typeText) : undefined;
-  if (type === undefined || type > 255) throw paramProblem(`Unknown ICMP type \`${text}'`, argIndex);
-  // Type 255 is how the tool stores "any": the kernel then ignores the code, and iptables-save
-  // prints `any` (checked: `--icmp-type 255` and `255/0` both come back as `any`).
-  if (type === 255 && slash < 0) return { type: 0xff, any: true };
-  if (slash < 0) return { type };
-  const codeText = text.slice(slash + 1);
-  const code = /^[0-9]+$/.test(codeText) ? Number(codeText) : undefined;
-  if (code === undefined || code > 255) throw paramProblem(`Unknown ICMP code \`${text}'`, argIndex);
-  if (type === 255) return { type: 0xff, any: true };
-  return { type, code: { from: code, to: code } };
-}
-
-register({
-  name: 'icmp',
-  options: ICMP_OPTIONS,
-  create() {
-    const t: OptionTracker = new OptionTracker('icmp', ICMP_OPTIONS);
-    let icmp: Extract<Match, { kind: 'icmp' }>['icmp'] | undefined;
-    return {
-      name: 'icmp',
-      spec: ICMP_OPTIONS,
-      option(use, _env) {
-        t.use(use, ICMP_OPTIONS.specs[0]!);
-        icmp = { ...parseIcmpType(use.values[0] ?? '', use.argIndex + 1), negate: use.invert };
-      },
-      finish(env) {
-        if (icmp === undefined) t.missing('icmp-type');
-        // The nf_tables kernel refuses an icmp match on a rule not limited to `-p icmp`.
-        if (env.proto !== 1 || env.protoInvert) env.rejectRule('Invalid argument');
-        return { kind: 'icmp', icmp };
-      },
-    };
-  },
-});
+register(ICMP_MODULE);
 
 // ---------------------------------------------------------------------------------------------
 // multiport
@@ -353,45 +298,7 @@ register({
   },
 });
 
-// ---------------------------------------------------------------------------------------------
-// comment
-
-const COMMENT_OPTIONS = new OptionTable([{ name: 'comment', args: 1 }]);
-const COMMENT_MAX_BYTES = 255;
-
-/** Cuts a string to at most `max` UTF-8 bytes without splitting a character (the kernel field size). */
-export function truncateUtf8(s: string, max: number): string {
-  if (s.length * 3 <= max || Buffer.byteLength(s, 'utf8') <= max) return s;
-  let bytes = 0;
-  let out = '';
-  for (const ch of s) {
-    const len = Buffer.byteLength(ch, 'utf8');
-    if (bytes + len > max) break;
-    bytes += len;
-    out += ch;
-  }
-  return out;
-}
-
-register({ name: 'comment', options: COMMENT_OPTIONS, create: () => new CommentInstance() });
-
-class CommentInstance extends OptionTracker implements ExtensionInstance<Match | null> {
-  readonly name = 'comment';
-  readonly spec = COMMENT_OPTIONS;
-  private comment: string | undefined = undefined;
-  constructor() {
-    super('comment', COMMENT_OPTIONS);
-  }
-  option(use: OptionUse): void {
-    this.use(use, COMMENT_OPTIONS.specs[0]!);
-    this.comment = truncateUtf8(use.values[0] ?? '', COMMENT_MAX_BYTES);
-  }
-  finish(): Match {
-    if (this.comment === undefined) this.missing('comment');
-    return { kind: 'comment', comment: this.comment };
-  }
-}
-
+register(COMMENT_MODULE);
 register(MARK_MODULE);
 
 // ---------------------------------------------------------------------------------------------
@@ -834,20 +741,10 @@ export function saveMatchWords(m: Match, out: string[]): void {
         }
       }
       return;
-    case 'icmp': {
-      out.push('-m', 'icmp');
-      pushNeg(out, m.icmp.negate);
-      const { type, code } = m.icmp;
-      out.push('--icmp-type', m.icmp.any === true ? 'any' : code === undefined ? String(type) : `${type}/${code.from}`);
-      return;
-    }
     case 'multiport':
       out.push('-m', 'multiport');
       pushNeg(out, m.negate);
       out.push(`--${m.which}`, m.ports.map(formatPortRange).join(','));
-      return;
-    case 'comment':
-      out.push('-m', 'comment', '--comment', quoteSaveString(m.comment));
       return;
     case 'conntrack':
       out.push('-m', 'conntrack');
@@ -896,6 +793,8 @@ export function saveMatchWords(m: Match, out: string[]): void {
       return;
     case 'mark':
     case 'iprange':
+    case 'icmp':
+    case 'comment':
       throw new Error(`${m.kind} is printed by its module`);
     case 'unknown': {
       out.push('-m', m.module);
@@ -955,27 +854,12 @@ export function listMatchText(m: Match, numeric: boolean, proto = 0): string {
       }
       return parts.join(' ');
     }
-    case 'icmp': {
-      const { type, code, negate } = m.icmp;
-      const min = code?.from ?? 0;
-      const max = code?.to ?? 0xff;
-      if (!numeric) {
-        const named = ICMP_NAMES.find((e) => e.type === type && e.codeMin === min && e.codeMax === max);
-        if (named !== undefined) return `icmp ${negate ? '!' : ''}${named.name}`;
-      }
-      let s = `icmp${negate ? ' !' : ''}type ${type}`;
-      if (min === max) s += ` code ${min}`;
-      else if (min !== 0 || max !== 0xff) s += ` codes ${min}-${max}`;
-      return s;
-    }
     case 'multiport': {
       const list = m.ports
         .map((r) => (r.from === r.to ? listPort(r.from, proto, numeric) : `${listPort(r.from, proto, numeric)}:${listPort(r.to, proto, numeric)}`))
         .join(',');
       return `multiport ${m.which} ${m.negate ? ' !' : ''}${list}`;
     }
-    case 'comment':
-      return `/* ${m.comment} */`;
     case 'conntrack': {
       const parts: string[] = [];
       if (m.ctstate) parts.push(`${m.ctstate.negate ? '! ' : ''}ctstate ${m.ctstate.states.join(',')}`);
@@ -1018,6 +902,8 @@ export function listMatchText(m: Match, numeric: boolean, proto = 0): string {
       return listUnknownMatch(m.module, m.args, numeric, proto);
     case 'mark':
     case 'iprange':
+    case 'icmp':
+    case 'comment':
       throw new Error(`${m.kind} is listed by its module`);
   }
 }
@@ -1062,6 +948,12 @@ function listUnknownMatch(module: string, args: readonly string[], numeric: bool
       const burst = optionValue(args, ['--limit-burst'])?.value ?? '5';
       return `limit: avg ${rate} burst ${burst}`;
     }
+    case 'socket':
+      // libxt_socket prints its flags with their dashes, in the order iptables-save does.
+      return ['socket', ...args].join(' ');
+    case 'physdev':
+      // libxt_physdev: " PHYSDEV match" then the options exactly as iptables-save words them.
+      return ['PHYSDEV match', ...args].join(' ');
     case 'connmark': {
       // libxt_connmark: " connmark match " then "!" when inverted, then " 0xV[/0xM]".
       const v = optionValue(args, ['--mark']);

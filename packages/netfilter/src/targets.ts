@@ -720,6 +720,12 @@ function listUnknownTarget(name: string, args: readonly string[]): string {
     if (args.includes('--random')) parts.push('random');
     return parts.join(' ');
   }
+  if (name === 'TPROXY') {
+    // libxt_TPROXY (v1): " TPROXY redirect ADDR:PORT mark 0xV/0xM", saved words canonical.
+    const [mark = '0', mask = '0xffffffff'] = (value('--tproxy-mark') ?? '0x0/0x0').split('/');
+    const hex = (t: string): string => `0x${(Number(t) >>> 0).toString(16)}`;
+    return `TPROXY redirect ${value('--on-ip') ?? '0.0.0.0'}:${value('--on-port') ?? '0'} mark ${hex(mark)}/${hex(mask)}`;
+  }
   if (name === 'TCPMSS') {
     if (args.includes('--clamp-mss-to-pmtu')) return 'TCPMSS clamp to PMTU';
     const mss = value('--set-mss');

@@ -251,6 +251,8 @@ export function parseValue(t: DataType, text: string): Value {
   }
   if (t === 'verdict') throw new ValueError(`Could not parse verdict`);
   if (t === 'ipv4_addr') {
+    // The resolver reads a bare number as the address it encodes (`80` is 0.0.0.80).
+    if (/^\d+$/.test(text) && Number(text) <= 0xffffffff) return { type: t, n: Number(text) };
     const n = parseIpv4(text);
     if (n === undefined) throw new ValueError('Could not resolve hostname: Name or service not known');
     return { type: t, n };

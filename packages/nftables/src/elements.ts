@@ -255,7 +255,12 @@ export function checkConflicts(existing: readonly Element[], added: readonly { e
     const iv = interval(el);
     if (iv === undefined) continue;
     const hit = seen.find((s) => s.lo <= iv[1] && iv[0] <= s.hi && !(s.lo === iv[0] && s.hi === iv[1]));
-    if (hit !== undefined) throw new LocatedError('conflicting intervals specified', span, hit.span);
+    if (hit !== undefined) {
+      // nft points at the contained interval and underlines the one containing it.
+      const containsHit = iv[0] <= hit.lo && hit.hi <= iv[1];
+      if (containsHit && hit.span !== undefined) throw new LocatedError('conflicting intervals specified', hit.span, span);
+      throw new LocatedError('conflicting intervals specified', span, hit.span);
+    }
     seen.push({ lo: iv[0], hi: iv[1], span });
   }
 }

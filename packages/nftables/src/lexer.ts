@@ -36,6 +36,32 @@ export interface Token {
 const PUNCT2: ReadonlySet<string> = new Set(['==', '!=', '<=', '>=']);
 const PUNCT1: ReadonlySet<string> = new Set(['{', '}', '(', ')', ';', ':', ',', '.', '-', '/', '@', '=', '!', '&', '|', '^', '*', '+', '<', '>']);
 
+/** The one-character punctuation, by character code (no string is cut out per token). */
+const PUNCT_BY_CODE: readonly (string | undefined)[] = (() => {
+  const t: (string | undefined)[] = [];
+  for (const p of PUNCT1) t[p.charCodeAt(0)] = p;
+  return t;
+})();
+
+function isHexDigit(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
+}
+
+/** The end of a dotted quad (`d+.d+.d+.d+`) starting at `i`, or 0 when there is none. */
+function dottedQuadEnd(text: string, i: number, n: number): number {
+  let j = i;
+  for (let part = 0; part < 4; part++) {
+    if (part > 0) {
+      if (text.charCodeAt(j) !== 46) return 0;
+      j++;
+    }
+    const start = j;
+    while (j < n && isDigit(text.charCodeAt(j))) j++;
+    if (j === start) return 0;
+  }
+  return j;
+}
+
 function isLetter(c: number): boolean {
   return (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 }
@@ -108,16 +134,15 @@ export function tokenize(text: string): Token[] {
       let j = i;
       if (c === 48 && (text.charCodeAt(i + 1) === 120 || text.charCodeAt(i + 1) === 88)) {
         j = i + 2;
-        while (j < n && /[0-9a-fA-F]/.test(text[j] as string)) j++;
+        while (j < n && isHexDigit(text.charCodeAt(j))) j++;
         push('number', text.slice(i, j), i, j);
         i = j;
         continue;
       }
-      const quad = /^\d+\.\d+\.\d+\.\d+/.exec(text.slice(i, i + 16));
-      if (quad !== null) {
-        j = i + quad[0].length;
-        push('addr', quad[0], i, j);
-        i = j;
+      const quadEnd = dottedQuadEnd(text, i, n);
+      if (quadEnd > 0) {
+        push('addr', text.slice(i, quadEnd), i, quadEnd);
+        i = quadEnd;
         continue;
       }
       while (j < n && isDigit(text.charCodeAt(j))) j++;
@@ -137,14 +162,16 @@ export function tokenize(text: string): Token[] {
       i = j;
       continue;
     }
-    const two = text.slice(i, i + 2);
-    if (PUNCT2.has(two)) {
-      push('punct', two, i, i + 2);
-      i += 2;
-      continue;
+    if (text.charCodeAt(i + 1) === 61 /* = */ && (c === 61 || c === 33 || c === 60 || c === 62)) {
+      const two = text.slice(i, i + 2);
+      if (PUNCT2.has(two)) {
+        push('punct', two, i, i + 2);
+        i += 2;
+        continue;
+      }
     }
-    const one = text[i] as string;
-    if (PUNCT1.has(one)) {
+    const one = PUNCT_BY_CODE[c];
+    if (one !== undefined) {
       push('punct', one, i, i + 1);
       i++;
       continue;

@@ -247,6 +247,13 @@ function formatMatch(s: Extract<Stmt, { kind: 'match' }>): string {
   return `${l}${op}${formatRhs(s.right)}`;
 }
 
+function hasIpBefore(stmts: readonly Stmt[], i: number): boolean {
+  const ip = (e: Expr): boolean => (e.kind === 'payload' && (e.proto === 'ip' || e.proto === 'icmp')) || (e.kind === 'concat' && e.parts.some(ip)) || (e.kind === 'binop' && ip(e.left));
+  // `meta l4proto icmp` is IPv4's ICMP: it fixes the family too.
+  const icmp = (s: Stmt): boolean => s.kind === 'match' && s.left.kind === 'meta' && s.left.key === 'l4proto' && s.right.kind === 'value' && s.right.value.type === 'inet_proto' && s.right.value.n === 1;
+  return stmts.slice(0, i).some((s) => (s.kind === 'match' && (ip(s.left) || (s.left.kind === 'meta' && s.left.key === 'nfproto'))) || icmp(s));
+}
+
 function hasTcpBefore(stmts: readonly Stmt[], i: number): boolean {
   return stmts.slice(0, i).some((s) => s.kind === 'match' && ((s.left.kind === 'payload' && s.left.proto === 'tcp') || (s.left.kind === 'meta' && s.left.key === 'l4proto' && s.right.kind === 'value' && (s.right.value as { n?: number }).n === 6)));
 }
@@ -292,7 +299,7 @@ function formatStmt(s: Stmt, all: readonly Stmt[], i: number, family: Family): s
       let out: string = s.nat;
       if (s.addr !== undefined || s.port !== undefined) {
         out += s.ipFamily ? ' ip to ' : ' to ';
-        if (s.addr !== undefined) out += s.addr.kind === 'range' ? `${formatIpv4(s.addr.lo)}-${formatIpv4(s.addr.hi)}` : formatSource(s.addr);
+        if (s.addr !== undefined) out += s.addr.kind === 'range' ? natRange(s.addr.lo, s.addr.hi) : formatSource(s.addr);
         if (s.port !== undefined) out += `:${s.port.lo}${s.port.hi !== s.port.lo ? `-${s.port.hi}` : ''}`;
       }
       if (s.flags.length > 0) {
@@ -304,7 +311,7 @@ function formatStmt(s: Stmt, all: readonly Stmt[], i: number, family: Family): s
     case 'reject': {
       const w = s.with;
       if (w === undefined) return 'reject';
-      if (w.kind === 'tcp-reset') return `${hasTcpBefore(all, i) ? '' : 'meta l4proto tcp '}reject with tcp reset`;
+      if (w.kind === 'tcp-reset') return 'reject with tcp reset';
       if (w.code === 'port-unreachable' && ((family === 'ip' && w.kind === 'icmp') || (family === 'inet' && w.kind === 'icmpx'))) return 'reject';
       return `reject with ${w.kind} ${w.code}`;
     }
@@ -313,6 +320,14 @@ function formatStmt(s: Stmt, all: readonly Stmt[], i: number, family: Family): s
     case 'set-update':
       return `${s.op} @${s.set} { ${exprText(s.key)}${s.timeoutMs !== undefined ? ` timeout ${formatTime(s.timeoutMs)}` : ''} }`;
   }
+}
+
+/** A NAT address range; one that is a whole prefix prints as the prefix (`a-a` as `a/32`). */
+function natRange(lo: number, hi: number): string {
+  const size = hi - lo + 1;
+  const len = 32 - Math.log2(size);
+  if (Number.isInteger(len) && lo % size === 0) return `${formatIpv4(lo)}/${len}`;
+  return `${formatIpv4(lo)}-${formatIpv4(hi)}`;
 }
 
 /** `N UNIT` in the largest unit that divides N exactly, as nft prints byte amounts. */
@@ -335,6 +350,17 @@ function logFlags(f: number): string {
 /** One rule as `nft list` prints it (without indentation). */
 export function formatRule(rule: Rule, family: Family): string {
   const parts: string[] = [];
+  // The dependencies nft inserts for a reject go first in the rule.
+  const ri = rule.stmts.findIndex((s) => s.kind === 'reject');
+  const rj = rule.stmts[ri];
+  if (rj?.kind === 'reject' && rj.with !== undefined) {
+    // The dependency nft added first in the rule shows unless a TCP match follows it; in ip tables
+    // only when a statement other than a match stands before the reject.
+    const nonMatchBefore = rule.stmts.slice(0, ri).some((s) => s.kind !== 'match');
+    if (rj.with.kind === 'tcp-reset' && (family === 'inet' || nonMatchBefore) && !hasTcpBefore(rule.stmts, ri)) parts.push('meta l4proto tcp');
+    // `meta nfproto ipv4` shows only when a statement other than a match stands before the reject.
+    if (rj.with.kind === 'icmp' && family === 'inet' && nonMatchBefore && !hasIpBefore(rule.stmts, ri)) parts.push('meta nfproto ipv4');
+  }
   rule.stmts.forEach((s, i) => {
     const t = formatStmt(s, rule.stmts, i, family);
     if (t !== undefined) parts.push(t);

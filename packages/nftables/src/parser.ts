@@ -70,9 +70,8 @@ function tokenName(t: Token): string {
         case '.':
           return 'dot';
         case '-':
-          return 'dash';
         case '/':
-          return 'slash';
+          return t.text;
         case '==':
           return "'=='";
         default:
@@ -234,6 +233,17 @@ class Parser {
   // ---- token access, with `$var` expansion
 
   private peek(k = 0): Token {
+    // The common case: no expanded variable pending and no variable in sight.
+    if (this.pending.length === 0) {
+      let clean = true;
+      for (let i = 0; i <= k; i++) {
+        if (this.toks[this.pos + i]?.kind === 'var') {
+          clean = false;
+          break;
+        }
+      }
+      if (clean) return this.toks[this.pos + k] as Token;
+    }
     this.fill(k);
     return (k < this.pending.length ? this.pending[k] : this.toks[this.pos + k - this.pending.length]) as Token;
   }
@@ -381,8 +391,14 @@ class Parser {
         return this.deleteCmd('destroy', t);
       case 'flush':
         return this.flushCmd(t);
-      case 'include':
-        throw new LocatedError('include is not supported by netsim: pass the files in order instead', tokSpan(t), undefined, 'unsupported');
+      case 'include': {
+        // nft underlines the whole statement; it looks relative names up in its include
+        // directories, which netsim does not have.
+        const f = this.peek();
+        if (f.kind === 'string') this.next();
+        const span = f.kind === 'string' ? this.cmdSpan(t) : tokSpan(t);
+        throw new LocatedError(`include is not supported by netsim: pass the files in order instead${f.kind === 'string' ? ` (${f.text})` : ''}`, span, undefined, 'unsupported');
+      }
       case 'list':
       case 'reset':
       case 'monitor':
@@ -413,7 +429,9 @@ class Parser {
 
   private lastTok: Token | undefined;
   /** The transport protocol the rule has fixed so far (a header match, or `ip protocol`/`meta l4proto` of one value). */
-  private l4: { readonly protos: readonly string[]; readonly span: Span } | undefined;
+  private l4: { readonly protos: readonly string[]; readonly span: Span; readonly header?: boolean } | undefined;
+  /** The protocol `th` ports are read as: the latest header or single-protocol match. */
+  private thProto: string | undefined;
   /** The first evaluation error of the rule being read (nft reports it after parsing). */
   private deferred: LocatedError | undefined;
   /** The protocols of the last `{ … }` of protocol numbers, in the order written. */
@@ -477,6 +495,8 @@ class Parser {
           const obj = this.objectBlock(kind, family, oname);
           objs.push({ kind: 'object', op: 'add', family, table: name, name: oname, obj, span: oname.span });
           this.blockItemEnd();
+        } else if (this.isWord(t, 'flowtable') || (this.isWord(t, 'ct') && (this.isWord(this.peek(), 'timeout') || this.isWord(this.peek(), 'expectation')))) {
+          throw new LocatedError(`${t.text === 'ct' ? `ct ${this.peek().text}` : 'flowtable'} objects are not modelled by netsim`, tokSpan(t), undefined, 'unsupported');
         } else if (this.isWord(t, 'set') || this.isWord(t, 'map')) {
           const sname = this.identifier();
           this.expectPunct('{');
@@ -516,7 +536,16 @@ class Parser {
       if (t.kind === 'eof') throw syntax(t);
       if (this.isWord(t, 'type') && !this.isPunct(this.peek(1), '.')) {
         this.next();
-        base = this.baseSpec(family);
+        try {
+          base = this.baseSpec(family);
+        } catch (e) {
+          // A priority nft cannot place is reported while reading, and bison resumes after a syntax
+          // error at the next separator: either way the rest of the input is still read.
+          if (!(e instanceof LocatedError) || (e.code !== 'eval' && !(e instanceof SyntaxError_))) throw e;
+          this.diags.push({ code: e.code, span: e.span, message: e.message });
+          if (this.diags.length >= 10) throw e;
+          this.skipLine();
+        }
         continue;
       }
       if (this.isWord(t, 'policy')) {
@@ -600,7 +629,7 @@ class Parser {
     } else throw syntax(first);
     // The semicolon after the priority may be a newline.
     const sep = this.next();
-    if (!this.isPunct(sep, ';') && sep.kind !== 'newline') throw syntax(sep, 'semicolon');
+    if (!this.isPunct(sep, ';') && sep.kind !== 'newline') throw syntax(sep, 'newline or semicolon');
     let policy: 'accept' | 'drop' | undefined;
     if (this.isWord(this.peek(), 'policy')) {
       this.next();
@@ -1094,6 +1123,7 @@ class Parser {
     const ctx: RuleCtx = { family, setRefs, targets, jumps, objRefs, updateSpans, anonSpans };
     let beforeComment: Token | undefined;
     this.l4 = undefined;
+    this.thProto = undefined;
     this.deferred = undefined;
     let terminal: Span | undefined;
     let afterTerminal: { span: Span; terminal: Span } | undefined;
@@ -1129,7 +1159,7 @@ class Parser {
     const last = this.lastBefore();
     const evalError = deferred !== undefined ? { message: deferred.message, span: deferred.span, ...(deferred.related !== undefined && { related: deferred.related }) } : afterTerminal !== undefined ? { message: 'Statement after terminal statement has no effect', span: afterTerminal.span, related: afterTerminal.terminal } : undefined;
     return {
-      stmts: markDependencies(mergePayloads(icmpEchoDependency(stmts)), family),
+      stmts: markDependencies(mergePayloads(icmpEchoDependency(resetDependency(stmts))), family),
       ...(comment !== undefined && { comment }),
       setRefs,
       targets,
@@ -1193,7 +1223,7 @@ class Parser {
 
       case 'reject':
         this.next();
-        return this.rejectStmt(ctx);
+        return this.rejectStmt(ctx, before);
       case 'masquerade':
       case 'snat':
       case 'dnat':
@@ -1219,11 +1249,26 @@ class Parser {
           return { kind: 'set-update', op: t.text, set: name.name, key, ...(timeoutMs !== undefined && { timeoutMs }) };
         }
         throw syntax(t);
+      case 'synproxy':
+      case 'socket':
+      case 'osf':
+      case 'rt':
+      case 'ipsec':
+      case 'dup':
+      case 'fwd':
+      case 'tproxy':
+        throw new LocatedError(`${t.text} is not modelled by netsim`, tokSpan(t), undefined, 'unsupported');
       default:
         if (!KEYWORDS.has(t.text) && !isExprStart(t.text) && t.text !== 'and') {
-          // bison takes an unknown word as a symbol and fails on what follows it.
+          // bison takes an unknown word as a symbol and fails on what follows it, unless a value
+          // follows: then it is a comparison, which evaluation cannot type.
           this.next();
-          throw syntax(this.peek());
+          const v = this.peek();
+          if (v.kind === 'number' || v.kind === 'addr' || v.kind === 'string' || (v.kind === 'word' && !KEYWORDS.has(v.text))) {
+            this.next();
+            throw new LocatedError('No symbol type information', tokSpan(t));
+          }
+          throw syntax(v);
         }
         break;
     }
@@ -1277,7 +1322,9 @@ class Parser {
     const { op, right } = this.rhs(left, ctx);
     if (((left.kind === 'meta' && left.key === 'l4proto') || (left.kind === 'payload' && left.proto === 'ip' && left.field === 'protocol')) && (op === 'implicit' || op === '==') && right.kind === 'value' && right.value.type === 'inet_proto') {
       const name = TRANSPORT_BY_NUMBER.get(right.value.n);
-      if (name !== undefined) this.l4 ??= { protos: [name], span: this.span(t, this.lastBefore()) };
+      // A later protocol match replaces an earlier one, not a header's.
+      if (name !== undefined && this.l4?.header !== true) this.l4 = { protos: [name], span: this.span(t, this.lastBefore()) };
+      if (name !== undefined) this.thProto = name;
     } else if (((left.kind === 'meta' && left.key === 'l4proto') || (left.kind === 'payload' && left.proto === 'ip' && left.field === 'protocol')) && (op === 'implicit' || op === '==') && right.kind === 'set' && this.lastProtoSet !== undefined) {
       const protos = this.lastProtoSet.map((n) => TRANSPORT_BY_NUMBER.get(n) ?? String(n));
       this.l4 = { protos, span: this.span(t, this.lastBefore()) };
@@ -1421,14 +1468,16 @@ class Parser {
     return { kind: 'quota', over, bytes, used };
   }
 
-  private rejectStmt(ctx: RuleCtx): Stmt {
+  private rejectStmt(ctx: RuleCtx, before: readonly Stmt[]): Stmt {
     const rejectTok = this.lastBefore();
-    if (!this.isWord(this.peek(), 'with')) return { kind: 'reject' };
+    // In an inet table, once the rule has matched IPv4 the default reject is ICMP's.
+    const ipv4Known = ctx.family === 'inet' && before.some((s) => s.kind === 'match' && (mentionsIpPayload(s.left) || usesProto(s.left, 'icmp') || (s.left.kind === 'meta' && s.left.key === 'nfproto')));
+    if (!this.isWord(this.peek(), 'with')) return ipv4Known ? { kind: 'reject', with: { kind: 'icmp', code: 'port-unreachable' } } : { kind: 'reject' };
     this.next();
     const k = this.next();
     if (this.isWord(k, 'tcp')) {
       this.expectWord('reset');
-      if (this.l4 !== undefined && this.l4.protos.length === 1 && this.l4.protos[0] !== 'tcp') throw new LocatedError('you cannot use tcp reset with this protocol', tokSpan(rejectTok), this.l4.span);
+      if (this.l4 !== undefined && (this.l4.protos.length > 1 || this.l4.protos[0] !== 'tcp')) throw new LocatedError('you cannot use tcp reset with this protocol', tokSpan(rejectTok), this.l4.span);
       return { kind: 'reject', with: { kind: 'tcp-reset' } };
     }
     if (this.isWord(k, 'icmp') || this.isWord(k, 'icmpx')) {
@@ -1440,6 +1489,7 @@ class Parser {
           : ['port-unreachable', 'admin-prohibited', 'no-route', 'host-unreachable'];
       if (!this.isWord(code) || !ok.includes(code.text)) throw new LocatedError(`Could not parse ${k.text === 'icmp' ? 'ICMP' : 'reject'} code`, tokSpan(code));
       if (k.text === 'icmpx' && ctx.family === 'ip') throw new LocatedError('abstracted ICMP unreachable not supported', tokSpan(code), tokSpan(rejectTok));
+      if (k.text === 'icmpx' && code.text === 'port-unreachable' && ipv4Known) return { kind: 'reject', with: { kind: 'icmp', code: 'port-unreachable' } };
       return { kind: 'reject', with: { kind: k.text === 'icmp' ? 'icmp' : 'icmpx', code: code.text } };
     }
     throw syntax(k);
@@ -1612,7 +1662,7 @@ class Parser {
     return { kind: 'concat', parts, type: 'integer' };
   }
 
-  private primary(_family: Family): Expr {
+  private primary(family: Family): Expr {
     const t = this.next();
     if (t.kind !== 'word') throw syntax(t);
     if (t.text === 'tcp' && this.isWord(this.peek(), 'option')) {
@@ -1633,16 +1683,21 @@ class Parser {
       const f = this.next();
       const type = this.isWord(f) ? proto[f.text] : undefined;
       if (type === undefined) throw syntax(f);
-      if (t.text === 'th' && this.l4 !== undefined && this.l4.protos.length === 1 && PORTED.has(this.l4.protos[0] as string)) {
+      if (t.text === 'th' && f.text === 'dport' && this.thProto === 'icmp') {
+        // The bytes `th dport` reads are the ICMP checksum.
+        return { kind: 'payload', proto: 'icmp', field: 'checksum', type: 'u16' };
+      }
+      if (t.text === 'th' && this.thProto !== undefined && PORTED.has(this.thProto)) {
         // With the transport protocol known, nft reads (and lists) `th` ports as that header's.
-        return { kind: 'payload', proto: this.l4.protos[0] as string, field: f.text, type };
+        return { kind: 'payload', proto: this.thProto, field: f.text, type };
       }
       if (TRANSPORT.has(t.text)) {
         // One rule reads one transport header: nft refuses a second, different one.
         // After a set of protocols (`meta l4proto { tcp, udp }`) any header conflicts; nft names the first other one.
         const other = this.l4 === undefined ? undefined : this.l4.protos.length > 1 ? this.l4.protos.find((p) => p !== t.text) : this.l4.protos[0] !== t.text ? this.l4.protos[0] : undefined;
         if (other !== undefined) this.deferred ??= new LocatedError(`conflicting protocols specified: ${other} vs. ${t.text}`, this.span(t, f));
-        this.l4 = { protos: [t.text], span: this.span(t, f) };
+        this.l4 = { protos: [t.text], span: this.span(t, f), header: true };
+        this.thProto = t.text;
       }
       return { kind: 'payload', proto: t.text, field: f.text, type };
     }
@@ -1650,6 +1705,7 @@ class Parser {
       const k = this.next();
       const type = this.isWord(k) ? META_KEYS[k.text] : undefined;
       if (type === undefined) throw syntax(k);
+      if (k.text === 'nfproto' && family === 'ip') throw new LocatedError('meta nfproto is only useful in the inet family', this.span(t, k));
       return { kind: 'meta', key: k.text, type, bare: PRINT_BARE_META.has(k.text) };
     }
     if (BARE_META.has(t.text)) {
@@ -1665,6 +1721,7 @@ class Parser {
         if (type === undefined) throw syntax(a);
         return { kind: 'ct', key, dir: k.text as 'original', type };
       }
+      if (this.isWord(k, 'label') || this.isWord(k, 'event') || this.isWord(k, 'timeout') || this.isWord(k, 'expectation')) throw new LocatedError(`ct ${k.text} is not modelled by netsim`, this.span(t, k), undefined, 'unsupported');
       const type = this.isWord(k) ? CT_KEYS[k.text] : undefined;
       if (type === undefined) throw syntax(k);
       return { kind: 'ct', key: k.text, type };
@@ -1900,7 +1957,7 @@ function mergePayloads(stmts: readonly Stmt[]): Stmt[] {
     const fb = FIELD_BITS[s.left.proto]?.[s.left.field];
     if (fb !== undefined) cands.push({ i, proto: s.left.proto, off: fb[0], len: fb[1] });
   });
-  if (cands.length < 2) return [...stmts];
+  if (cands.length < 2) return stmts as Stmt[];
   const groups: Cand[][] = [];
   for (const base of [['ip'], ['tcp', 'udp', 'udplite', 'sctp', 'dccp', 'th', 'icmp']]) {
     const cs = cands.filter((c) => base.includes(c.proto)).sort((a, b) => a.off - b.off || a.i - b.i);
@@ -1916,7 +1973,7 @@ function mergePayloads(stmts: readonly Stmt[]): Stmt[] {
     }
     if (run.length > 1) groups.push(run);
   }
-  if (groups.length === 0) return [...stmts];
+  if (groups.length === 0) return stmts as Stmt[];
   const moved = new Set(groups.flat().map((c) => c.i));
   const out: Stmt[] = [];
   stmts.forEach((s, i) => {
@@ -1928,12 +1985,25 @@ function mergePayloads(stmts: readonly Stmt[]): Stmt[] {
 }
 
 /**
+ * `reject with tcp reset` makes nft put `meta l4proto tcp` first in a rule that matched no
+ * transport protocol: `th` ports before it then read as TCP's.
+ */
+function resetDependency(stmts: readonly Stmt[]): Stmt[] {
+  const ri = stmts.findIndex((s) => s.kind === 'reject' && s.with?.kind === 'tcp-reset');
+  if (ri < 0) return stmts as Stmt[];
+  const fixes = (e: Expr): boolean => (e.kind === 'payload' && e.proto !== 'ip' && e.proto !== 'th') || (e.kind === 'meta' && e.key === 'l4proto') || (e.kind === 'concat' && e.parts.some(fixes)) || (e.kind === 'binop' && fixes(e.left));
+  if (stmts.slice(0, ri).some((s) => s.kind === 'match' && fixes(s.left))) return stmts as Stmt[];
+  const th = (e: Expr): Expr => (e.kind === 'payload' && e.proto === 'th' ? { ...e, proto: 'tcp' } : e.kind === 'concat' ? { ...e, parts: e.parts.map(th) } : e);
+  return stmts.map((s, i) => (i < ri && s.kind === 'match' ? { ...s, left: th(s.left) } : s));
+}
+
+/**
  * `icmp id` and `icmp sequence` exist only in echo messages: nft adds `icmp type { echo-reply,
  * echo-request }` before the first of them when no `icmp type` match comes earlier.
  */
 function icmpEchoDependency(stmts: readonly Stmt[]): Stmt[] {
   const i = stmts.findIndex((s) => s.kind === 'match' && s.left.kind === 'payload' && s.left.proto === 'icmp' && (s.left.field === 'id' || s.left.field === 'sequence'));
-  if (i < 0) return [...stmts];
+  if (i < 0) return stmts as Stmt[];
   if (stmts.slice(0, i).some((s) => s.kind === 'match' && s.left.kind === 'payload' && s.left.proto === 'icmp' && s.left.field === 'type')) return [...stmts];
   const echo = (n: number): Element => ({ key: [{ kind: 'value', value: { type: 'icmp_type', n } }] });
   const dep: Stmt = { kind: 'match', left: { kind: 'payload', proto: 'icmp', field: 'type', type: 'icmp_type' }, op: 'implicit', right: { kind: 'set', elements: [echo(0), echo(8)], keyType: ['icmp_type'] } };
@@ -1950,8 +2020,9 @@ function markDependencies(stmts: readonly Stmt[], family: Family): Stmt[] {
     const s = out[i] as Stmt;
     if (s.kind !== 'match' || (s.op !== 'implicit' && s.op !== '==') || s.right.kind !== 'value') continue;
     if (family === 'inet' && s.left.kind === 'meta' && s.left.key === 'nfproto' && s.right.value.type === 'nf_proto' && s.right.value.n === 2) {
-      // `meta nfproto ipv4` is the implicit dependency of a later `ip …` match in inet tables.
-      if (out.slice(i + 1).some((x) => x.kind === 'match' && mentionsIpPayload(x.left))) out[i] = { ...s, hidden: true };
+      // `meta nfproto ipv4` is the implicit dependency of a later `ip …` match (or ICMP reject) in inet tables.
+      const next = out[i + 1];
+      if (out.slice(i + 1).some((x) => x.kind === 'match' && mentionsIpPayload(x.left)) || (next?.kind === 'reject' && next.with?.kind === 'icmp' && next.with.code !== 'port-unreachable')) out[i] = { ...s, hidden: true };
       continue;
     }
     const isMetaL4 = s.left.kind === 'meta' && s.left.key === 'l4proto';
@@ -1981,6 +2052,7 @@ function mentionsIpPayload(e: Expr): boolean {
 
 function usesProto(e: Expr, name: string): boolean {
   if (e.kind === 'payload') return e.proto === name;
+  if (e.kind === 'concat') return e.parts.some((p) => usesProto(p, name));
   if (e.kind === 'binop') return usesProto(e.left, name);
   return false;
 }

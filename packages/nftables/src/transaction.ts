@@ -191,6 +191,16 @@ function validate(t: WTable): { batch: number; errno: Errno; span?: Span } | und
   const note = (batch: number, errno: Errno, span?: Span): void => {
     if (worst === undefined || batch < worst.batch) worst = { batch, errno, ...(span !== undefined && { span }) };
   };
+  // Every base chain walks the same rules: their successors are worked out once.
+  const succ = new Map<Rule, { chain: string; batch: number }[]>();
+  const successorsOf = (rule: Rule): { chain: string; batch: number }[] => {
+    let out = succ.get(rule);
+    if (out === undefined) {
+      out = successors(rule, t);
+      succ.set(rule, out);
+    }
+    return out;
+  };
   for (const base of t.chains.values()) {
     if (base.base === undefined) continue;
     const { hook, type } = base.base;
@@ -205,7 +215,7 @@ function validate(t: WTable): { batch: number; errno: Errno; span?: Span } | und
       for (const { rule, batch, jumps } of c.rules) {
         const b = Math.max(pathBatch, batch);
         for (const s of rule.stmts) if (!stmtAllowed(s, hook, type)) note(b, 'EOPNOTSUPP');
-        for (const next of successors(rule, t)) {
+        for (const next of successorsOf(rule)) {
           const nb = Math.max(b, next.batch);
           if (onPath.has(next.chain)) {
             // The kernel names the jump that closes the loop.
@@ -243,8 +253,6 @@ export function tryNftApply(ruleset: Ruleset, text: string, opts: ApplyOptions =
   const file = opts.file ?? '/dev/stdin';
   const parsed = parse(text, { version: opts.version ?? DEFAULT_NFT_VERSION });
   const diags: Diagnostic[] = [...parsed.diagnostics];
-  // Syntax errors stop nft before it evaluates anything.
-  if (diags.some((d) => d.code === 'syntax')) return { ok: false, error: new NftError(file, text, diags.slice(0, 10)) };
   const tx = new Transaction(ruleset);
   const evalDiags: Diagnostic[] = [];
   const kernelDiags: Diagnostic[] = [];
@@ -289,7 +297,18 @@ class Transaction {
     this.nextTableHandle = h + 1;
   }
 
+  /** The last table looked up: commands come in long runs on one table. */
+  private last: { family: Family; name: string; w: WTable } | undefined;
+
   private table(family: Family, name: string): WTable | undefined {
+    const l = this.last;
+    if (l !== undefined && l.family === family && l.name === name) return l.w;
+    const w = this.lookupTable(family, name);
+    this.last = w === undefined ? undefined : { family, name, w };
+    return w;
+  }
+
+  private lookupTable(family: Family, name: string): WTable | undefined {
     const k = key(family, name);
     let w = this.tables.get(k);
     if (w === undefined) {
@@ -379,6 +398,7 @@ class Transaction {
           touched: true,
         };
         this.tables.set(k, w);
+        this.last = undefined;
         this.orig.delete(k);
         if (!this.order.includes(k)) this.order.push(k);
         else {
@@ -439,11 +459,12 @@ class Transaction {
   }
 
   private rule(cmd: Extract<Command, { kind: 'rule' }>, batch: number): void {
-    const ee = cmd.body.evalError;
-    if (ee !== undefined) throw new LocatedError(ee.message, ee.span, ee.related);
-    // Userspace: every @set must exist (in the ruleset or earlier in this batch).
+    // Userspace: every @set must exist (in the ruleset or earlier in this batch); looking one up
+    // in a missing table fails before the rest of the rule is evaluated.
     const t0 = this.table(cmd.family, cmd.table.name);
     if (t0 === undefined && cmd.body.setRefs.length > 0) throw new LocatedError(ERRNO.ENOENT, cmd.table.span);
+    const ee = cmd.body.evalError;
+    if (ee !== undefined) throw new LocatedError(ee.message, ee.span, ee.related);
     for (const ref of cmd.body.setRefs) {
       if (t0?.sets.get(ref.name) === undefined) {
         throw new LocatedError(ERRNO.ENOENT, { line: ref.span.line, col: ref.span.col - 1, endCol: ref.span.endCol });
@@ -515,7 +536,8 @@ class Transaction {
     const t = this.table(cmd.family, cmd.table.name);
     const d = cmd.decl;
     if (d.keyType === undefined) throw new LocatedError('set definition does not specify key', cmd.name.span);
-    if (t !== undefined && d.elements !== undefined) this.typeAll(d.elements, { keyType: d.keyType, ...(d.dataType !== undefined && { dataType: d.dataType }) }, d.flags.includes('interval'), []);
+    // With auto-merge, overlapping elements merge instead of conflicting.
+    if (t !== undefined && d.elements !== undefined) this.typeAll(d.elements, { keyType: d.keyType, ...(d.dataType !== undefined && { dataType: d.dataType }) }, d.flags.includes('interval'), [], d.autoMerge !== true);
     const tt = this.needCached(cmd.family, cmd.table);
     const existing = tt.sets.get(cmd.name.name);
     if (existing !== undefined) {
@@ -548,7 +570,7 @@ class Transaction {
     if (d.elements !== undefined) this.addElements(w, d.elements, batch, false);
   }
 
-  private typeAll(raws: readonly RawElement[], typing: Parameters<typeof typeElement>[0], interval: boolean, existing: readonly Element[]): Element[] {
+  private typeAll(raws: readonly RawElement[], typing: Parameters<typeof typeElement>[0], interval: boolean, existing: readonly Element[], checkOverlap = true): Element[] {
     const typed = raws.map((r) => {
       const el = typeElement(typing, r);
       if (!interval && el.key.some((k) => k.kind === 'range')) {
@@ -557,7 +579,7 @@ class Transaction {
       }
       return el;
     });
-    if (interval) checkConflicts(existing, typed.map((el, i) => ({ el, span: (raws[i] as RawElement).span })));
+    if (interval && checkOverlap) checkConflicts(existing, typed.map((el, i) => ({ el, span: (raws[i] as RawElement).span })));
     return typed;
   }
 
@@ -618,8 +640,10 @@ class Transaction {
       const el = typeElement({ keyType: s.keyType }, { key: r.key, span: r.span });
       const id = keyId(el.key);
       if (!w.elements.has(id)) {
-        if (cmd.op === 'delete') throw new KernelError('ENOENT', r.span);
-        continue;
+        if (cmd.op !== 'delete') continue;
+        // nft keeps interval sets' elements in its cache and finds the missing one itself.
+        if (s.flags.includes('interval')) throw new LocatedError('element does not exist', r.keySpan ?? r.span);
+        throw new KernelError('ENOENT', r.keySpan ?? r.span);
       }
       w.elements.delete(id);
     }
@@ -636,6 +660,7 @@ class Transaction {
     switch (cmd.what) {
       case 'table':
         this.tables.delete(key(cmd.family, cmd.table.name));
+        this.last = undefined;
         this.orig.delete(key(cmd.family, cmd.table.name));
         this.order.splice(this.order.indexOf(key(cmd.family, cmd.table.name)), 1);
         return;
@@ -713,6 +738,7 @@ class Transaction {
     if (cmd.what === 'ruleset') {
       for (const k of [...this.order]) {
         this.tables.delete(k);
+        this.last = undefined;
         this.orig.delete(k);
       }
       this.order.length = 0;

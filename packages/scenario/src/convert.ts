@@ -102,6 +102,15 @@ function action(a: RawTimedAction): TimedAction {
     case 'pod.recreate':
       act = { kind: a.do, name: a.name, ...opt('namespace', a.namespace), gapMs: ms(a.gap) };
       break;
+    case 'pod.complete':
+      act = { kind: a.do, name: a.name, ...opt('namespace', a.namespace), phase: a.phase };
+      break;
+    case 'node.reboot':
+      act = { kind: a.do, node: a.node, downMs: ms(a.down) };
+      break;
+    case 'handlers.slow':
+      act = { kind: a.do, ...opt('node', a.node), delayMs: ms(a.delay), durationMs: ms(a.duration) };
+      break;
     case 'workload.scale':
       act = { kind: a.do, name: a.name, ...opt('namespace', a.namespace), replicas: a.replicas, nodes: [...a.nodes], ...(a.labels !== undefined ? { labels: { ...a.labels } } : {}), ports: a.ports.map(port) };
       break;
@@ -126,7 +135,7 @@ function action(a: RawTimedAction): TimedAction {
       act = { kind: a.do, ...opt('node', a.node), durationMs: ms(a.duration) };
       break;
     case 'watch.reset':
-      act = { kind: a.do, ...opt('node', a.node) };
+      act = { kind: a.do, ...opt('node', a.node), ...opt('count', a.count), ...(a.every !== undefined ? { everyMs: ms(a.every) } : {}) };
       break;
     case 'watch.delay':
       act = { kind: a.do, ...opt('node', a.node), delayMs: ms(a.delay), durationMs: ms(a.duration) };
@@ -135,7 +144,7 @@ function action(a: RawTimedAction): TimedAction {
       act = { kind: a.do, node: a.node, durationMs: ms(a.duration) };
       break;
     case 'iptables.fail':
-      act = { kind: a.do, node: a.node, count: a.count };
+      act = { kind: a.do, node: a.node, ...opt('count', a.count), ...(a.duration !== undefined ? { durationMs: ms(a.duration) } : {}) };
       break;
     case 'iptables.restore-fail':
       act = { kind: a.do, node: a.node, line: a.line };
@@ -170,6 +179,12 @@ function rawAction(t: TimedAction): RawTimedAction {
       return { at, do: a.kind, name: a.name, ...opt('namespace', a.namespace), ...opt('graceSeconds', a.graceSeconds) };
     case 'pod.recreate':
       return { at, do: a.kind, name: a.name, ...opt('namespace', a.namespace), gap: d(a.gapMs) };
+    case 'pod.complete':
+      return { at, do: a.kind, name: a.name, ...opt('namespace', a.namespace), phase: a.phase };
+    case 'node.reboot':
+      return { at, do: a.kind, node: a.node, down: d(a.downMs) };
+    case 'handlers.slow':
+      return { at, do: a.kind, ...opt('node', a.node), delay: d(a.delayMs), duration: d(a.durationMs) };
     case 'service.create':
       return { at, do: a.kind, service: rawService(a.service) };
     case 'service.update':
@@ -183,13 +198,13 @@ function rawAction(t: TimedAction): RawTimedAction {
     case 'watch.gap':
       return { at, do: a.kind, ...opt('node', a.node), duration: d(a.durationMs) };
     case 'watch.reset':
-      return { at, do: a.kind, ...opt('node', a.node) };
+      return { at, do: a.kind, ...opt('node', a.node), ...opt('count', a.count), ...(a.everyMs !== undefined ? { every: d(a.everyMs) } : {}) };
     case 'watch.delay':
       return { at, do: a.kind, ...opt('node', a.node), delay: d(a.delayMs), duration: d(a.durationMs) };
     case 'iptables.lock':
       return { at, do: a.kind, node: a.node, duration: d(a.durationMs) };
     case 'iptables.fail':
-      return { at, do: a.kind, node: a.node, count: a.count };
+      return { at, do: a.kind, node: a.node, ...opt('count', a.count), ...(a.durationMs !== undefined ? { duration: d(a.durationMs) } : {}) };
     case 'iptables.restore-fail':
       return { at, do: a.kind, node: a.node, line: a.line };
     case 'iptables.slow':
@@ -330,6 +345,7 @@ export function fromRaw(r: RawScenario): ScenarioFile {
     format: SIM_SCENARIO_FORMAT,
     seed: r.seed,
     ...(r.schedule !== undefined ? { schedule: { path: [...r.schedule.path], ...opt('whenPathExhausted', r.schedule.whenPathExhausted) } } : {}),
+    ...(r.swarm !== undefined ? { swarm: { features: { ...r.swarm } } } : {}),
     cluster: {
       nodes: c.nodes.map((n) => ({
         name: n.name,
@@ -372,6 +388,7 @@ export function toRaw(f: ScenarioFile): RawScenario {
     horizon: d(s.horizonMs),
     settle: d(s.settleMs),
     ...(s.schedule !== undefined ? { schedule: { path: [...s.schedule.path], ...opt('whenPathExhausted', s.schedule.whenPathExhausted) } } : {}),
+    ...(s.swarm !== undefined ? { swarm: { ...s.swarm.features } } : {}),
     cluster: {
       nodes: c.nodes.map((n) => ({
         name: n.name,

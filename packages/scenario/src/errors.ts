@@ -4,15 +4,19 @@
  */
 
 /**
- * - `syntax`: the text is not well-formed YAML;
+ * - `syntax`: the text is not well-formed YAML, or uses aliases badly (an alias to no anchor, or
+ *   so many alias references that expanding them would exhaust memory: a "billion laughs");
  * - `invalid`: the YAML does not fit the scenario schema (a wrong type, an unknown key, a missing key);
+ * - `rejected`: the schema accepts it but the Kubernetes API server would refuse it (a Service
+ *   name that is not a DNS-1035 label, a node port outside 30000-32767, a bad port name, a name
+ *   too long, duplicate ports…), with the API server's message;
  * - `reference`: a name refers to nothing (an unknown node, host, Service or invariant) or a time is out of range;
  * - `network`: the data plane the file describes cannot be built: the kernel refuses a host-file
  *   line (`ip addr add` on an interface that does not exist, an unknown sysctl), a link names a
  *   missing interface, or a timeline command would fail when it runs;
  * - `io`: the file or directory could not be read.
  */
-export type ScenarioErrorCode = 'syntax' | 'invalid' | 'reference' | 'network' | 'io';
+export type ScenarioErrorCode = 'syntax' | 'invalid' | 'rejected' | 'reference' | 'network' | 'io';
 
 /** One problem at one place in a scenario file. */
 export interface ScenarioIssue {

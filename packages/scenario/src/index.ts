@@ -13,4 +13,4 @@ export { formatPath, loadScenario, loadScenarioFile, type LoadOptions } from './
 export { scenarioFromCounterexample, serializeScenario, type CounterexampleScenarioOptions, type SerializeOptions } from './serialize.ts';
 export { checkExpectation, describeExpectation, describeObserved, replay, type ReplayOptions, type ReplayResult } from './replay.ts';
 export { scenarioJsonSchema } from './jsonSchema.ts';
-export { FUZZ_PROFILES, fuzzInvariants, fuzzProfileFor, fuzzProperty, type FuzzProfile, type FuzzPropertyOptions } from './profiles.ts';
+export { FUZZ_PROFILES, GENERIC_PROFILE, SWARM_KINDS, fuzzInvariants, fuzzProfileFor, fuzzProperty, type FuzzProfile, type FuzzPropertyOptions } from './profiles.ts';

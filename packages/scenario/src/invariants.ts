@@ -5,6 +5,7 @@
  */
 import {
   AGENTS_LIVE,
+  DATAPATH_PROBES,
   MAPPINGS_SERVED,
   NO_DUPLICATE_RULES,
   NO_STALE_DNAT,
@@ -12,6 +13,7 @@ import {
   agentsStayLive,
   annotationsAgreeWithRules,
   chainNeverEmpty,
+  datapathProbes,
   hasTarget,
   instantiate,
   noDuplicateRules,
@@ -33,6 +35,7 @@ const BUILTIN_NAMES: { readonly [C in BuiltinCheck]: string } = {
   'duplicate-rules': NO_DUPLICATE_RULES,
   'owned-chains': OWNED_CHAINS,
   'mappings-served': MAPPINGS_SERVED,
+  'datapath-probes': DATAPATH_PROBES,
   'agents-live': AGENTS_LIVE,
 };
 
@@ -96,6 +99,8 @@ export function buildInvariant(spec: InvariantSpec, registry: InvariantRegistry 
           return ownedChainsStayProgrammed();
         case 'mappings-served':
           return publishedMappingsServed(s);
+        case 'datapath-probes':
+          return datapathProbes(s);
         case 'agents-live':
           return agentsStayLive(s);
       }

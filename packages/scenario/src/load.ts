@@ -6,7 +6,8 @@
 import { readFile } from 'node:fs/promises';
 import * as v from 'valibot';
 import { BUILTIN_HOSTS, checkScenarioNetwork, formatScenarioPath, isHostAction, isSimError } from '@netsim/sim';
-import { LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
+import { LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument, visit, type Document } from 'yaml';
+import { apiServerProblems } from './apiValidation.ts';
 import { fromRaw } from './convert.ts';
 import { parseDuration } from './duration.ts';
 import { ScenarioError, type ScenarioIssue } from './errors.ts';
@@ -107,7 +108,7 @@ export function loadScenario(text: string, opts: LoadOptions = {}): ScenarioFile
       sortIssues(doc.errors.map((e) => at(e.pos[0], [], `invalid YAML: ${e.message.split('\n')[0] ?? e.message}`))),
     );
   }
-  const data: unknown = doc.toJS({ maxAliasCount: 1000 });
+  const data = toData(doc, at);
   const parsed = v.safeParse(ScenarioSchema, data, { abortEarly: false, abortPipeEarly: true });
   if (!parsed.success) {
     const issues = parsed.issues.map((issue) => {
@@ -118,12 +119,45 @@ export function loadScenario(text: string, opts: LoadOptions = {}): ScenarioFile
     throw new ScenarioError('invalid', sortIssues(issues));
   }
   const raw = parsed.output;
+  const rejected = apiServerProblems(raw);
+  if (rejected.length > 0) throw new ScenarioError('rejected', sortIssues(rejected.map((p) => at(locate(doc, p.path, false), p.path, p.message))));
   const problems = checkReferences(raw);
   if (problems.length > 0) throw new ScenarioError('reference', sortIssues(problems.map((p) => at(locate(doc, p.path, false), p.path, p.message))));
   const f = fromRaw(raw);
   const network = checkNetwork(f);
   if (network !== undefined) throw new ScenarioError('network', [at(locate(doc, network.path, false), network.path, network.message)]);
   return f;
+}
+
+/** How many alias references a file may expand (a scenario needs a handful; a "billion laughs" needs millions). */
+export const MAX_ALIAS_COUNT = 1000;
+
+/**
+ * The document as plain data. An alias to an anchor not set before it, and a document whose
+ * aliases would expand past {@link MAX_ALIAS_COUNT} references (an alias bomb), are syntax
+ * errors at the alias, never a stack trace or a hang.
+ */
+function toData(doc: Document, at: (offset: number, path: readonly PathKey[], message: string) => ScenarioIssue): unknown {
+  try {
+    return doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (e) {
+    if (!(e instanceof ReferenceError)) throw e;
+    const aliases: { source: string; offset: number }[] = [];
+    visit(doc, {
+      Alias(_key, node) {
+        aliases.push({ source: node.source, offset: node.range?.[0] ?? 0 });
+      },
+    });
+    const unresolved = /^Unresolved alias[^:]*: (.*)$/.exec(e.message);
+    if (unresolved !== null) {
+      const a = aliases.find((x) => x.source === unresolved[1]) ?? aliases[0];
+      throw new ScenarioError('syntax', [at(a?.offset ?? 0, [], `invalid YAML: the alias *${unresolved[1] ?? ''} refers to no anchor &${unresolved[1] ?? ''} set before it`)]);
+    }
+    const first = aliases[0];
+    throw new ScenarioError('syntax', [
+      at(first?.offset ?? 0, [], `invalid YAML: its aliases expand to more than ${MAX_ALIAS_COUNT} references (an alias bomb, "billion laughs"); a scenario file may not nest aliases this deeply`),
+    ]);
+  }
 }
 
 /** Whether a scenario describes a data plane of its own (then it is built once at load time to check it). */

@@ -3,8 +3,8 @@
  * check. `netsim fuzz --controller npl:faulty` looks up the profile of `npl` and writes any
  * counterexample as a scenario file with these invariants.
  */
-import { POD_CHURN, RESTARTS, WATCH_FAULTS, controllerProperty, scenarioArbitrary, type ScenarioArbitraryOptions, type SimulationProperty } from '@netsim/check';
-import type { ControllerRegistry, JsonObject, PodSpec, PortSpec, SimScenario } from '@netsim/sim';
+import { IPTABLES_FAULTS, POD_CHURN, RESTARTS, WATCH_FAULTS, controllerProperty, scenarioArbitrary, type ScenarioArbitraryOptions, type SimulationProperty } from '@netsim/check';
+import type { ControllerRegistry, JsonObject, PodSpec, PortSpec, ServiceSpec, SimScenario } from '@netsim/sim';
 import { BUILTIN_SPECS, buildInvariant, type InvariantRegistry } from './invariants.ts';
 import type { InvariantSpec } from './model.ts';
 
@@ -26,7 +26,8 @@ export function fuzzInvariants(profile: FuzzProfile): InvariantSpec[] {
   return [...own, ...BUILTIN_SPECS.filter((b) => !own.some((o) => o.kind === 'builtin' && b.kind === 'builtin' && o.check === b.check))];
 }
 
-const NPL_PORTS: readonly PortSpec[] = [8080, 8081, 8082].map((port) => ({ port, protocol: 'TCP' as const }));
+/** Three TCP ports and a UDP one: NodePortLocal maps both protocols. */
+const NPL_PORTS: readonly PortSpec[] = [...[8080, 8081, 8082].map((port) => ({ port, protocol: 'TCP' as const })), { port: 8083, protocol: 'UDP' as const }];
 
 /**
  * Antrea programs a rule for every integer targetPort of a selecting Service, declared by the Pod
@@ -35,12 +36,17 @@ const NPL_PORTS: readonly PortSpec[] = [8080, 8081, 8082].map((port) => ({ port,
  * that difference.
  */
 function withAllNplPorts(s: SimScenario): SimScenario {
-  const pod = (p: PodSpec): PodSpec => ({ ...p, ports: [...NPL_PORTS] });
+  return withPorts(s, NPL_PORTS);
+}
+
+/** Every Pod of the scenario (initial, created, scaled up) declares `ports`. */
+function withPorts(s: SimScenario, ports: readonly PortSpec[]): SimScenario {
+  const pod = (p: PodSpec): PodSpec => ({ ...p, ports: [...ports] });
   return {
     ...s,
     cluster: { ...s.cluster, ...(s.cluster.pods !== undefined ? { pods: s.cluster.pods.map(pod) } : {}) },
     timeline: s.timeline.map((t) =>
-      t.action.kind === 'pod.create' ? { ...t, action: { ...t.action, pod: pod(t.action.pod) } } : t.action.kind === 'workload.scale' ? { ...t, action: { ...t.action, ports: [...NPL_PORTS] } } : t,
+      t.action.kind === 'pod.create' ? { ...t, action: { ...t.action, pod: pod(t.action.pod) } } : t.action.kind === 'workload.scale' ? { ...t, action: { ...t.action, ports: [...ports] } } : t,
     ),
   };
 }
@@ -50,12 +56,97 @@ function withAllNplPorts(s: SimScenario): SimScenario {
  * the health-checked Service always has an endpoint and a failed check is the proxy's doing.
  */
 function withStableBackend(s: SimScenario): SimScenario {
-  const stable: PodSpec = { name: 'stable-0', node: s.cluster.nodes[0]?.name ?? 'node-1', labels: { app: 'web' }, ports: [{ port: 8080, protocol: 'TCP' }] };
-  return { ...s, cluster: { ...s.cluster, pods: [stable, ...(s.cluster.pods ?? [])] } };
+  const stable: PodSpec = { name: 'stable-0', node: s.cluster.nodes[0]?.name ?? 'node-1', labels: { app: 'web' }, ports: [...PROXY_PORTS] };
+  const all = withPorts(s, PROXY_PORTS);
+  return { ...all, cluster: { ...all.cluster, pods: [stable, ...(all.cluster.pods ?? [])] } };
 }
+
+/** The backends of the proxied Services serve HTTP over TCP and DNS over UDP. */
+const PROXY_PORTS: readonly PortSpec[] = [
+  { port: 8080, protocol: 'TCP' },
+  { port: 5353, protocol: 'UDP' },
+];
 
 const NPL_ANNOTATION = 'nodeportlocal.antrea.io';
 const NPL_CHAIN = 'ANTREA-NODE-PORT-LOCAL';
+
+/**
+ * The container ports of the generic cluster's Pods: named TCP ports a Service targets by name,
+ * a UDP port, and one port no Service targets (a Pod's ports need not match a Service's).
+ */
+const GENERIC_PORTS: readonly PortSpec[] = [
+  { port: 8080, protocol: 'TCP', name: 'http' },
+  { port: 8081, protocol: 'TCP', name: 'metrics' },
+  { port: 8443, protocol: 'TCP', name: 'https' },
+  { port: 5353, protocol: 'UDP', name: 'dns' },
+  { port: 9090, protocol: 'TCP', name: 'admin' },
+];
+
+/**
+ * The generic cluster's Services: every kind a node-networking controller may care about. A
+ * ClusterIP Service with a named targetPort and a UDP port; NodePorts under externalTrafficPolicy
+ * Cluster and Local; a LoadBalancer; a NodePortLocal-enabled Service with a TCP, a named and a UDP
+ * target port.
+ */
+const GENERIC_SERVICES: readonly ServiceSpec[] = [
+  { name: 'web', selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }, { name: 'dns', port: 53, targetPort: 5353, protocol: 'UDP' }] },
+  { name: 'web-np', type: 'NodePort', externalTrafficPolicy: 'Cluster', selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP', nodePort: 30080 }, { name: 'dns', port: 53, targetPort: 'dns', protocol: 'UDP', nodePort: 30053 }] },
+  { name: 'web-local', type: 'NodePort', externalTrafficPolicy: 'Local', selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP', nodePort: 30081 }] },
+  { name: 'web-lb', type: 'LoadBalancer', selector: { app: 'web' }, ports: [{ name: 'https', port: 443, targetPort: 'https', protocol: 'TCP', nodePort: 30443 }] },
+  {
+    name: 'web-npl',
+    selector: { app: 'web' },
+    annotations: { [`${NPL_ANNOTATION}/enabled`]: 'true' },
+    ports: [
+      { name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' },
+      { name: 'metrics', port: 81, targetPort: 'metrics', protocol: 'TCP' },
+      { name: 'dns', port: 53, targetPort: 5353, protocol: 'UDP' },
+    ],
+  },
+];
+
+/**
+ * What the generic swarm may turn on: every history real clusters produce that a controller's
+ * own network does not break by itself (network changes such as rp_filter or a link down are left
+ * to scenarios that describe them).
+ */
+export const SWARM_KINDS = [
+  'pod.create',
+  ...POD_CHURN.filter((k) => k !== 'pod.create'),
+  'pod.complete',
+  'workload.scale',
+  'service.update',
+  'service.delete',
+  'service.create',
+  ...RESTARTS,
+  'node.reboot',
+  ...WATCH_FAULTS,
+  'handlers.slow',
+  ...IPTABLES_FAULTS,
+  'blind-churn',
+  'graceful-delete',
+  'relist-storm',
+  'iptables-outage',
+] as const;
+
+/**
+ * The default profile of any controller without a preset: a swarm over a generic cluster of one
+ * to three nodes (lowest-free or round-robin IPAM, so IPs come back), with the Services of
+ * {@link GENERIC_SERVICES}, multi-port Pods on several nodes, and every kind of
+ * {@link SWARM_KINDS}. Each run draws which kinds are on and their weights; the built-in,
+ * controller-agnostic invariants check it.
+ */
+export const GENERIC_PROFILE: FuzzProfile = {
+  scenarios: {
+    cluster: { nodes: { min: 1, max: 3 }, initialPods: 3, services: GENERIC_SERVICES, ipamPolicies: ['lowest-free', 'round-robin'] },
+    pods: { poolSize: 4, maxPorts: 3, ports: GENERIC_PORTS },
+    timeline: { kinds: [...SWARM_KINDS], maxActions: 8 },
+    swarm: true,
+    horizonMs: 20_000,
+    settleMs: 3000,
+  },
+  invariants: [],
+};
 
 /** Profiles of the reference controllers, by the part of the name before `:`. */
 export const FUZZ_PROFILES: { readonly [family: string]: FuzzProfile } = {
@@ -95,11 +186,28 @@ export const FUZZ_PROFILES: { readonly [family: string]: FuzzProfile } = {
         // The same Pods behind a Cluster-policy NodePort (health-checked) and a Local-policy one:
         // wherever churn leaves a node without a local endpoint, the Local Service's rules differ.
         services: [
-          { name: 'web', type: 'NodePort', selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP', nodePort: 30080 }] },
-          { name: 'web-local', type: 'NodePort', externalTrafficPolicy: 'Local', selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP', nodePort: 30081 }] },
+          {
+            name: 'web',
+            type: 'NodePort',
+            selector: { app: 'web' },
+            ports: [
+              { name: 'http', port: 80, targetPort: 8080, protocol: 'TCP', nodePort: 30080 },
+              { name: 'dns', port: 53, targetPort: 5353, protocol: 'UDP', nodePort: 30053 },
+            ],
+          },
+          {
+            name: 'web-local',
+            type: 'NodePort',
+            externalTrafficPolicy: 'Local',
+            selector: { app: 'web' },
+            ports: [
+              { name: 'http', port: 80, targetPort: 8080, protocol: 'TCP', nodePort: 30081 },
+              { name: 'dns', port: 53, targetPort: 5353, protocol: 'UDP', nodePort: 30054 },
+            ],
+          },
         ],
       },
-      pods: { poolSize: 3, maxPorts: 1, ports: [{ port: 8080, protocol: 'TCP' }] },
+      pods: { poolSize: 3, maxPorts: 2, ports: PROXY_PORTS },
       timeline: { kinds: [...POD_CHURN, ...WATCH_FAULTS, ...RESTARTS, 'workload.scale'], maxActions: 6 },
       probes: [{ kind: 'nodeport-health', service: 'web', everyMs: 1000 }],
       horizonMs: 20_000,
@@ -112,9 +220,9 @@ export const FUZZ_PROFILES: { readonly [family: string]: FuzzProfile } = {
   },
 };
 
-/** The profile for a controller name: an exact entry first, then the family before `:`. */
-export function fuzzProfileFor(controller: string, profiles: { readonly [key: string]: FuzzProfile } = FUZZ_PROFILES): FuzzProfile | undefined {
-  return profiles[controller] ?? profiles[controller.split(':')[0] ?? controller];
+/** The profile for a controller name: an exact entry first, then the family before `:`, else the generic swarm. */
+export function fuzzProfileFor(controller: string, profiles: { readonly [key: string]: FuzzProfile } = FUZZ_PROFILES): FuzzProfile {
+  return profiles[controller] ?? profiles[controller.split(':')[0] ?? controller] ?? GENERIC_PROFILE;
 }
 
 export interface FuzzPropertyOptions {

@@ -58,10 +58,13 @@ const Pod = obj({
   terminationGracePeriodSeconds: v.optional(int(0, 86_400, 'a whole number of seconds')),
 });
 
+/** A container port name, as Kubernetes' IANA_SVC_NAME: at most 15 lower-case letters, digits and "-". */
+const PORT_NAME_RE = /^(?=.{1,15}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
 const ServicePort = obj({
   name: v.optional(str()),
   port: port(),
-  targetPort: v.optional(port()),
+  targetPort: v.optional(v.union([port(), v.pipe(v.string(), v.regex(PORT_NAME_RE))], 'expected a port number from 1 to 65535 or a container port name like "http"')),
   protocol: v.optional(protocol()),
   nodePort: v.optional(int(1, 65535, 'a node port number from 1 to 65535')),
 });
@@ -137,6 +140,7 @@ const TimedAction = v.variant(
     obj({ at: at(), do: v.literal('pod.create'), pod: Pod }),
     obj({ at: at(), do: v.literal('pod.delete'), name: name(), namespace: ns(), graceSeconds: v.optional(int(0, 86_400, 'a whole number of seconds')) }),
     obj({ at: at(), do: v.literal('pod.recreate'), name: name(), namespace: ns(), gap: duration() }),
+    obj({ at: at(), do: v.literal('pod.complete'), name: name(), namespace: ns(), phase: v.picklist(['Succeeded', 'Failed'], 'expected "Succeeded" or "Failed"') }),
     obj({
       at: at(),
       do: v.literal('workload.scale'),
@@ -152,11 +156,13 @@ const TimedAction = v.variant(
     obj({ at: at(), do: v.literal('service.delete'), name: name(), namespace: ns() }),
     obj({ at: at(), do: v.literal('agent.crash'), node: nodeRef(), agent: v.optional(agentRef()), restartAfter: duration() }),
     obj({ at: at(), do: v.literal('agent.restart'), node: nodeRef(), agent: v.optional(agentRef()), grace: v.optional(duration()), down: duration() }),
+    obj({ at: at(), do: v.literal('node.reboot'), node: nodeRef(), down: duration() }),
     obj({ at: at(), do: v.literal('watch.gap'), node: v.optional(nodeRef()), duration: duration() }),
-    obj({ at: at(), do: v.literal('watch.reset'), node: v.optional(nodeRef()) }),
+    obj({ at: at(), do: v.literal('watch.reset'), node: v.optional(nodeRef()), count: v.optional(int(1, 1000, 'a count from 1 to 1000')), every: v.optional(duration()) }),
     obj({ at: at(), do: v.literal('watch.delay'), node: v.optional(nodeRef()), delay: duration(), duration: duration() }),
+    obj({ at: at(), do: v.literal('handlers.slow'), node: v.optional(nodeRef()), delay: duration(), duration: duration() }),
     obj({ at: at(), do: v.literal('iptables.lock'), node: nodeRef(), duration: duration() }),
-    obj({ at: at(), do: v.literal('iptables.fail'), node: nodeRef(), count: int(1, 1000, 'a count from 1 to 1000') }),
+    obj({ at: at(), do: v.literal('iptables.fail'), node: nodeRef(), count: v.optional(int(1, 1000, 'a count from 1 to 1000')), duration: v.optional(duration()) }),
     obj({ at: at(), do: v.literal('iptables.restore-fail'), node: nodeRef(), line: int(1, 1_000_000, 'a line number (1 or more)') }),
     obj({ at: at(), do: v.literal('iptables.slow'), node: nodeRef(), extra: duration(), duration: duration() }),
     obj({ at: at(), do: v.literal('sysctl.set'), host: name(), key: v.pipe(str('a sysctl key'), v.regex(/^net\.[a-z0-9_./-]+$/, 'expected a sysctl key like net.ipv4.conf.all.rp_filter')), value: v.union([str(), v.pipe(v.number(), v.integer())], 'expected a value like 1 or "2"') }),
@@ -191,7 +197,7 @@ const Probe = v.variant(
 const TARGETS = ['ACCEPT', 'DROP', 'RETURN', 'REJECT', 'DNAT', 'SNAT', 'MASQUERADE', 'MARK', 'CONNMARK', 'LOG', 'NFLOG', 'NOTRACK', 'CT', 'TRACE'] as const;
 
 /** The built-in, controller-agnostic checks (see `@netsim/sim`'s `builtinInvariants`). */
-export const BUILTIN_CHECKS = ['stale-dnat', 'duplicate-rules', 'owned-chains', 'mappings-served', 'agents-live'] as const;
+export const BUILTIN_CHECKS = ['stale-dnat', 'duplicate-rules', 'owned-chains', 'mappings-served', 'datapath-probes', 'agents-live'] as const;
 
 const Invariant = v.variant(
   'kind',
@@ -236,6 +242,8 @@ export const ScenarioSchema = obj({
       whenPathExhausted: v.optional(v.picklist(['prng', 'fifo'], 'expected "prng" or "fifo"')),
     }),
   ),
+  /** The swarm draw that generated the scenario (action kinds and their weights), as `netsim fuzz` writes it. */
+  swarm: v.optional(v.record(str(), int(1, 1000, 'a weight from 1 to 1000'), 'expected a mapping of action kinds to weights, like { pod.create: 2, watch.gap: 1 }')),
   cluster: Cluster,
   controller: ControllerRef,
   alongside: v.optional(v.array(ControllerRef, 'expected a list of controllers, like [{ name: kube-proxy:fixed }]')),

@@ -20,7 +20,7 @@
  * down when the sandbox is torn down (the IP is released), so a stale DNAT rule toward a freed IP
  * leads nowhere — or to whichever Pod got the IP next.
  */
-import { Network, formatPacketView, formatTrace, isKernelError, runHostCommand, type ConnectResult, type Host } from '@netsim/kernel';
+import { Network, formatPacketView, formatTrace, isKernelError, runHostCommand, type ConnectResult, type Host, type TraceStep } from '@netsim/kernel';
 import { cidrContains, formatIpv4, isNetfilterError, parseCidr, parseIpv4, parseSave, type Ruleset } from '@netsim/netfilter';
 import { SimError } from './errors.ts';
 import type { RandomSource } from './prng.ts';
@@ -236,6 +236,11 @@ export class ClusterDatapath {
     return this.net.host(node);
   }
 
+  /** Every host's name (nodes, the built-in hosts, scenario hosts). */
+  hostNames(): readonly string[] {
+    return this.net.hostNames();
+  }
+
   /** Whether the data plane has a host of that name (a node, a built-in host, a scenario host). */
   hasHost(name: string): boolean {
     return this.net.hostNames().includes(name);
@@ -255,7 +260,7 @@ export class ClusterDatapath {
   }
 
   /** A Pod's sandbox started with `ip`: its namespace appears on the node's bridge, listening on its ports. */
-  podUp(args: { readonly node: string; readonly pod: string; readonly uid: string; readonly ip: string; readonly tcpPorts: readonly number[] }): void {
+  podUp(args: { readonly node: string; readonly pod: string; readonly uid: string; readonly ip: string; readonly tcpPorts: readonly number[]; readonly udpPorts?: readonly number[] }): void {
     if (this.#pods.has(args.uid)) return;
     const cidr = this.#podCidrs.find((c) => c.node === args.node)?.cidr;
     if (cidr === undefined || !cidrContains(cidr, parseIpv4(args.ip))) return;
@@ -267,6 +272,8 @@ export class ClusterDatapath {
     const h = this.net.addHost(name);
     h.run('ip link add eth0 type veth', 'ip link set eth0 up', `ip addr add ${args.ip}/${cidr.prefix} dev eth0`, `ip route add default via ${formatIpv4(cidr.addr + 1)}`);
     for (const p of args.tcpPorts) h.run(`listen tcp ${p}`);
+    // UDP servers answer every datagram (echo), so a probe sees which Pod got it.
+    for (const p of args.udpPorts ?? []) h.run(`listen udp ${p}`);
     this.net.wire(`${name}/eth0`, `${args.node}/${nodeIface}`);
     this.#pods.set(args.uid, { host: name, node: args.node, nodeIface, ip: args.ip });
   }
@@ -283,6 +290,58 @@ export class ClusterDatapath {
   /** The namespace host of a running Pod sandbox, by uid. */
   podHost(uid: string): string | undefined {
     return this.#pods.get(uid)?.host;
+  }
+
+  /**
+   * One TCP connection attempt that is closed again once established (a health check): the
+   * accepting host and the peer address it saw, so a probe can tell whether the source was kept.
+   */
+  probeTcp(from: string, to: string, port: number, nowMs: number): ProbeOutcome & { readonly peer?: string; readonly reached?: string } {
+    const r = this.net.connect(from, to, port, { nowMs, synRetries: 0 });
+    const o = summarise(r);
+    // Who answered the SYN, even when the answer did not make it back.
+    if (!o.ok) {
+      const s = r.trace.find((x): x is Extract<TraceStep, { kind: 'stack' }> => x.kind === 'stack' && x.event === 'syn-ack');
+      if (s !== undefined) {
+        const reached = { ...o, reached: s.host };
+        return this.#fullTrace ? { ...reached, hops: formatTrace(r.trace) } : reached;
+      }
+    }
+    if (r.kind === 'established') {
+      // Closing leaves the conntrack entries in TIME_WAIT rather than ESTABLISHED for days.
+      this.net.close(r.connection, { nowMs });
+      return r.server === null ? o : { ...o, peer: r.server.peer };
+    }
+    return this.#fullTrace ? { ...o, hops: formatTrace(r.trace) } : o;
+  }
+
+  /**
+   * One UDP request from `from`'s source port `sport` (a flow that keeps its port, as a DNS
+   * client or a game does; default an ephemeral port) and its answer: which host answered, and the peer address it saw.
+   */
+  probeUdp(from: string, to: string, port: number, sport: number | undefined, nowMs: number): ProbeOutcome & { readonly peer?: string } {
+    const r = this.net.udp(from, to, port, { nowMs, ...(sport !== undefined ? { sport } : {}) });
+    let server: string | null = null;
+    let peer: string | undefined;
+    for (const s of r.trace) {
+      if (s.kind !== 'stack' || s.event !== 'udp-reply') continue;
+      server = s.host;
+      peer = / answers (\S+)$/.exec(s.detail)?.[1];
+    }
+    const hops = this.#fullTrace ? { hops: formatTrace(r.trace) } : {};
+    switch (r.kind) {
+      case 'answered':
+        return { ok: true, outcome: 'answered', detail: server === null ? `answered from ${r.from}` : `answered by ${server} from ${r.from}, which saw ${peer ?? '?'}`, server, ...(peer !== undefined ? { peer } : {}) };
+      case 'unreachable':
+        return { ok: false, outcome: 'unreachable', detail: `${r.errno} (${r.icmp}) from ${r.by}`, server: null, ...hops };
+      case 'no-answer': {
+        const d = r.drops[0];
+        const why = d !== undefined ? `${formatPacketView(d.packet)} dropped at ${d.host}: ${d.reason}` : r.strayReplies.length > 0 ? `stray replies: ${r.strayReplies.join(', ')}` : 'no reply';
+        return { ok: false, outcome: 'no-answer', detail: why, server, ...hops };
+      }
+      case 'error':
+        return { ok: false, outcome: 'error', detail: `${r.errno}: ${r.reason}`, server: null };
+    }
   }
 
   /** One TCP connection attempt (a single SYN, as health checks with a short timeout make). */

@@ -64,7 +64,7 @@ export interface EngineOptions extends ScheduleOptions {
    * What a task error means. Default: the run stops with a `finding`. The world installs a
    * handler that may crash the agent instead.
    */
-  readonly onTaskError?: (task: Task, finding: Finding) => 'stop' | 'continue';
+  readonly onTaskError?: (task: Task, finding: Finding, error: unknown) => 'stop' | 'continue';
 }
 
 /** What a step is: its family (`kind`), a readable label and the agent process that owns it. */
@@ -151,6 +151,8 @@ export class Task {
   parked = false;
   /** Pending world calls whose promise someone is waiting on. */
   subscribed = 0;
+  /** Helpers (`Engine.tracked`) it started that have not settled yet. */
+  helpers = 0;
 
   /** @internal */
   constructor(id: number, owner: string, name: string, ownerRec: OwnerRecord) {
@@ -263,7 +265,7 @@ export class Engine {
   readonly #queue = new EventQueue();
   readonly #path: readonly number[] | undefined;
   readonly #whenPathExhausted: 'prng' | 'fifo';
-  readonly #onTaskError: ((task: Task, finding: Finding) => 'stop' | 'continue') | undefined;
+  readonly #onTaskError: ((task: Task, finding: Finding, error: unknown) => 'stop' | 'continue') | undefined;
   readonly #choices: number[] = [];
   readonly #invariants: { readonly name: string; readonly check: () => InvariantResult }[] = [];
   readonly #afterStep: (() => void)[] = [];
@@ -499,6 +501,45 @@ export class Engine {
   }
 
   /**
+   * A helper made of world calls (an `async` function over them, like `ctx.iptables.append`),
+   * started by the running task. Its promise fails like a world call's: when nothing awaits it
+   * (no `await`, `then` or `catch` before it fails), the failure is a finding of the task that
+   * started it (`unhandled-rejection`), never a process-level unhandled rejection.
+   */
+  tracked<T>(label: string, start: () => Promise<T>): Promise<T> {
+    const task = this.#current;
+    const inner = start();
+    if (task === null) return inner;
+    let subscribed = false;
+    // While the helper runs, each of its calls' steps waits for the helper's code to go on
+    // (the task's root may have returned already): its failure is seen within the run.
+    task.helpers++;
+    const out = new WorldPromise<T>((resolve, reject) => {
+      inner.then(
+        (v) => {
+          task.helpers--;
+          resolve(v);
+        },
+        (e: unknown) => {
+        task.helpers--;
+        if (subscribed || task.inactive) {
+          reject(e);
+          return;
+        }
+        // Nobody will ever read `out`: leave it pending, and report the failure once.
+        this.#taskFailed(task, e, 'unhandled-rejection', `${label} failed and nothing awaited it`);
+        },
+      );
+    });
+    out.call = {
+      awaited(): void {
+        subscribed = true;
+      },
+    };
+    return out;
+  }
+
+  /**
    * A world call that completes only when `wake` is called, from any later step (a workqueue
    * item arriving, SIGTERM). Resuming the task is then its own step. `wake` after the first
    * call does nothing.
@@ -568,7 +609,7 @@ export class Engine {
       return;
     }
     c.resolve(value);
-    if (c.subscribed) this.#toSettle.push(task);
+    if (c.subscribed || task.helpers > 0) this.#toSettle.push(task);
   }
 
   /**
@@ -601,18 +642,18 @@ export class Engine {
 
   #taskFailed(task: Task, e: unknown, kind: FindingKind = 'controller-threw', prefix?: string): void {
     task.state = 'failed';
-    const err = e instanceof Error ? e : new Error(String(e));
+    const thrown = describeThrown(e);
     const finding: Finding = {
       kind,
-      message: `${prefix !== undefined ? prefix + ': ' : ''}${task.label} threw: ${err.message}`,
+      message: `${prefix !== undefined ? prefix + ': ' : ''}${task.label} threw: ${thrown.message}`,
       step: this.#step,
       timeMs: this.now(),
       agent: task.owner,
       task: task.name,
-      ...(err.stack !== undefined ? { stack: cleanStack(err.stack) } : {}),
+      ...(thrown.stack !== undefined ? { stack: cleanStack(thrown.stack) } : {}),
     };
     this.emit('sim.finding', { kind, agent: task.owner, task: task.name, message: finding.message });
-    const decision = this.#onTaskError?.(task, finding) ?? 'stop';
+    const decision = this.#onTaskError?.(task, finding, e) ?? 'stop';
     if (decision === 'stop') this.#stop ??= this.#outcome({ status: 'finding', finding });
   }
 
@@ -654,7 +695,7 @@ export class Engine {
           task: task.name,
         };
         this.emit('sim.finding', { kind: finding.kind, agent: task.owner, task: task.name, message: finding.message });
-        const decision = this.#onTaskError?.(task, finding) ?? 'stop';
+        const decision = this.#onTaskError?.(task, finding, undefined) ?? 'stop';
         if (decision === 'stop') this.#stop ??= this.#outcome({ status: 'finding', finding });
       }
     }
@@ -821,6 +862,51 @@ export class Engine {
 }
 
 /** Stack traces relative to the working directory, so traces compare equal across checkouts. */
+/**
+ * What a controller threw, as text, whatever it threw: an Error (even one whose `message` or
+ * `stack` getter throws), a string, a Symbol, an object without a prototype, a revoked Proxy.
+ * Reading it never throws.
+ */
+export function describeThrown(e: unknown): { readonly message: string; readonly stack?: string } {
+  const read = (f: () => unknown): unknown => {
+    try {
+      return f();
+    } catch {
+      return undefined;
+    }
+  };
+  let isError = false;
+  try {
+    isError = e instanceof Error;
+  } catch {
+    // A revoked Proxy throws on every trap, `instanceof` included.
+    return { message: 'a revoked Proxy (no message can be read from it)' };
+  }
+  if (isError) {
+    const message = read(() => (e as Error).message);
+    const stack = read(() => (e as Error).stack);
+    const name = read(() => (e as Error).name);
+    return {
+      message: typeof message === 'string' ? message : `${typeof name === 'string' ? name : 'Error'} (its message could not be read)`,
+      ...(typeof stack === 'string' ? { stack } : {}),
+    };
+  }
+  if (typeof e === 'string') return { message: e };
+  if (typeof e === 'symbol') {
+    const text = read(() => e.toString());
+    return { message: `a Symbol: ${typeof text === 'string' ? text : 'Symbol()'}` };
+  }
+  if (typeof e === 'number' || typeof e === 'boolean' || typeof e === 'bigint') return { message: String(e) };
+  if (e === undefined) return { message: 'undefined' };
+  if (e === null) return { message: 'null' };
+  // An object or function: its own toString if it has a useful one, else its tag and JSON.
+  const text = read(() => (e as { toString(): unknown }).toString());
+  if (typeof text === 'string' && text !== '[object Object]') return { message: text };
+  const json = read(() => JSON.stringify(e));
+  const tag = read(() => Object.prototype.toString.call(e));
+  return { message: `a non-Error ${typeof tag === 'string' ? tag : 'object'}${typeof json === 'string' && json !== '{}' ? `: ${json.length > 200 ? `${json.slice(0, 200)}…` : json}` : ''}` };
+}
+
 function cleanStack(stack: string): string {
   const cwd = process.cwd();
   return stack

@@ -10,6 +10,7 @@ export { SeededIds, type IdSource } from './ids.ts';
 export {
   DEFAULT_BOUNDS,
   Engine,
+  describeThrown,
   Task,
   type BoundName,
   type Bounds,
@@ -110,6 +111,7 @@ export {
   type ServicePortSpec,
   type ServiceSpec,
   type SimScenario,
+  type SwarmConfig,
   type TimedAction,
 } from './scenario.ts';
 export {
@@ -124,24 +126,31 @@ export {
   type Informers,
   type KubeClient,
 } from './context.ts';
-export { World, hostCommandOf, type KubeletTimings, type WorldOptions } from './world.ts';
+export { World, type KubeletTimings, type WorldOptions } from './world.ts';
+export { hostCommandOf } from './actions/hostCommand.ts';
+export { ACTIONS, ACTION_KINDS, ACTION_STORY, actionModule, checkAction, type ActionModule, type ActionWorld, type CheckPlace } from './actions/index.ts';
 export { BUILTIN_HOSTS, OVERLAY_DEVICE, formatScenarioPath } from './datapath.ts';
 export { checkScenarioNetwork, runScenario, type ControllerRegistry, type RunScenarioOptions, type ScenarioReport } from './run.ts';
 export { netfilterBackend, type NetfilterBackend } from './netfilterBackend.ts';
 export {
   AGENTS_LIVE,
   BUILTIN_INVARIANT_NAMES,
+  DATAPATH_PROBES,
   MAPPINGS_SERVED,
   NO_DUPLICATE_RULES,
   NO_STALE_DNAT,
   OWNED_CHAINS,
   agentsStayLive,
   builtinInvariants,
+  datapathProbes,
   isCounting,
+  isProbing,
   noDuplicateRulesAnywhere,
   ownedChainsStayProgrammed,
   publishedMappingsServed,
   reachableChains,
   staleDnatAnywhere,
   type CountingInvariant,
+  type ProbeWorld,
+  type ProbingInvariant,
 } from './oracles/index.ts';

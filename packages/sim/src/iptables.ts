@@ -55,6 +55,10 @@ export interface IptablesFaultState {
   lockHeldUntilMs: number;
   /** The next this-many commands fail with "Resource temporarily unavailable" (exit 4). */
   resourceFailures: number;
+  /** Every command fails that way until this time (exclusive): a persistent failure. */
+  failUntilMs: number;
+  /** When a failure was last injected (a resource failure, a failing restore), or -1. */
+  lastInjectedMs: number;
   /** The next `iptables-restore` fails at this input line (1-based) and changes nothing. */
   restoreFailAtLine: number | null;
   /** Extra latency added to every command until `slowUntilMs`. */
@@ -63,7 +67,7 @@ export interface IptablesFaultState {
 }
 
 export function noIptablesFaults(): IptablesFaultState {
-  return { lockHeldUntilMs: 0, resourceFailures: 0, restoreFailAtLine: null, slowExtraMs: 0, slowUntilMs: 0 };
+  return { lockHeldUntilMs: 0, resourceFailures: 0, failUntilMs: 0, lastInjectedMs: -1, restoreFailAtLine: null, slowExtraMs: 0, slowUntilMs: 0 };
 }
 
 /** How the handle waits for the xtables lock, like the library's `--wait` flag. */
@@ -204,8 +208,9 @@ export function createIptablesHandle(args: {
         }
         return { kind: 'locked', untilMs: faults.lockHeldUntilMs };
       }
-      if (faults.resourceFailures > 0) {
-        faults.resourceFailures--;
+      if (faults.resourceFailures > 0 || engine.now() < faults.failUntilMs) {
+        if (faults.resourceFailures > 0) faults.resourceFailures--;
+        faults.lastInjectedMs = engine.now();
         const stderr = program === 'iptables' ? RESOURCE_PROBLEM : `${program}: Resource temporarily unavailable.\n`;
         return { kind: 'done', result: { stdout: '', stderr, exitCode: EXIT_RESOURCE } };
       }
@@ -292,7 +297,7 @@ export function createIptablesHandle(args: {
   const { delay, attempt, process, execRaw, run, check, lines, exists } = h;
 
   // Methods that use no `this` (the handle still works detached), not arrow properties.
-  return {
+  const handle: IptablesHandle = {
     exists,
     async append(table, chain, ...rulespec) {
       await run(['-t', table, '-A', chain, ...rulespec]);
@@ -352,6 +357,7 @@ export function createIptablesHandle(args: {
           if (faults.restoreFailAtLine !== null) {
             const line = faults.restoreFailAtLine;
             faults.restoreFailAtLine = null;
+            faults.lastInjectedMs = engine.now();
             return { stdout: '', stderr: `iptables-restore: line ${line} failed\n`, exitCode: 1 };
           }
           // A failed restore keeps the tables it committed before the failing block, as the real tool.
@@ -376,4 +382,20 @@ export function createIptablesHandle(args: {
       return execRaw(argv);
     },
   };
+  return failuresAreFindings(engine, handle);
+}
+
+/**
+ * The handle with every method's failure tracked (`Engine.tracked`): a failing call nothing
+ * awaits (`void ctx.iptables.append(…)`) is an `unhandled-rejection` finding of the task that
+ * made it, like an unawaited failing `ctx.kube` call, and never kills the process.
+ */
+function failuresAreFindings(engine: Engine, handle: IptablesHandle): IptablesHandle {
+  const out: Record<string, unknown> = {};
+  for (const [name, fn] of Object.entries(handle) as [string, (...args: unknown[]) => Promise<unknown>][]) {
+    out[name] = function (this: void, ...args: unknown[]): Promise<unknown> {
+      return engine.tracked(`ctx.iptables.${name}()`, () => fn(...args));
+    };
+  }
+  return out as unknown as IptablesHandle;
 }

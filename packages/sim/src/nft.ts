@@ -104,13 +104,15 @@ export function createNftHandle(args: {
   if (!Number.isSafeInteger(latencyMs) || latencyMs < 0) throw new SimError('invalid-argument', `nft handle for ${agent}: latencyMs must be a non-negative integer of milliseconds`);
 
   const transact = (text: string, apply: boolean): RawResult => {
-    if (faults.resourceFailures > 0) {
-      faults.resourceFailures--;
+    if (faults.resourceFailures > 0 || engine.now() < faults.failUntilMs) {
+      if (faults.resourceFailures > 0) faults.resourceFailures--;
+      faults.lastInjectedMs = engine.now();
       return { stdout: '', stderr: EAGAIN, exitCode: 1 };
     }
     if (faults.restoreFailAtLine !== null) {
       const line = faults.restoreFailAtLine;
       faults.restoreFailAtLine = null;
+      faults.lastInjectedMs = engine.now();
       const src = text.split('\n')[line - 1] ?? '';
       const end = Math.max(1, src.length);
       return { stdout: '', stderr: `/dev/stdin:${line}:1-${end}: ${EAGAIN}${src}\n${'^'.repeat(end)}\n`, exitCode: 1 };

@@ -2,6 +2,7 @@
  * Human renderings of a trace: every event as one line (`renderTrace`), or the numbered story of
  * a run (`story`): only what a person needs to follow a failure, in order, with times.
  */
+import { ACTION_STORY } from './actions/index.ts';
 import type { JsonValue } from './json.ts';
 import type { TraceEvent } from './trace.ts';
 
@@ -48,6 +49,11 @@ function builtin(e: TraceEvent): RenderedLine | undefined {
   switch (e.type) {
     case 'sim.start':
       return storyLine(`simulation starts: seed ${str(e['seed'])}`);
+    case 'sim.swarm': {
+      const f = e['features'];
+      const entries = f !== null && typeof f === 'object' && !Array.isArray(f) ? Object.entries(f) : [];
+      return storyLine(`swarm: ${entries.map(([k, w]) => `${k}×${str(w)}`).join(', ')}`);
+    }
     case 'sim.step': {
       const tie = typeof e['ready'] === 'number' ? ` (picked ${str(e['pick'])} of ${str(e['ready'])} ready)` : '';
       return detail(`step ${e.step}: ${str(e['kind'])} ${str(e['label'])}${tie}`);
@@ -105,22 +111,6 @@ function builtin(e: TraceEvent): RenderedLine | undefined {
       return detail(`${str(e['agent'])}: ${str(e['argv'])}`);
     case 'iptables.lock-wait':
       return storyLine(`${str(e['agent'])}: ${str(e['argv'])} waits for the xtables lock (held until t=${str(e['untilMs'])}ms)`);
-    case 'world.pod.create':
-      return storyLine(`pod ${str(e['pod'])} created on ${str(e['node'])} (ports ${str(e['ports'])})`);
-    case 'world.pod.delete':
-      return storyLine(`pod ${str(e['pod'])} deleted${e['graceSeconds'] !== undefined ? ` (grace ${str(e['graceSeconds'])}s)` : ''}`);
-    case 'world.pod.recreate':
-      return storyLine(`pod ${str(e['pod'])} deleted, to be recreated with the same name in ${str(e['gapMs'])}ms`);
-    case 'world.service.create':
-      return storyLine(`service ${str(e['service'])} created`);
-    case 'world.service.update':
-      return storyLine(`service ${str(e['service'])} updated`);
-    case 'world.service.delete':
-      return storyLine(`service ${str(e['service'])} deleted`);
-    case 'world.workload.scale':
-      return storyLine(`workload ${str(e['workload'])} scaled from ${str(e['from'])} to ${str(e['replicas'])} Pods`);
-    case 'world.net.command':
-      return storyLine(`on ${str(e['host'])}: ${str(e['command'])}`);
     case 'world.action-skipped':
       return storyLine(`(${str(e['action'])} skipped: ${str(e['reason'])})`);
     case 'kube.api.write': {
@@ -134,7 +124,7 @@ function builtin(e: TraceEvent): RenderedLine | undefined {
     case 'kube.kubelet': {
       const t = str(e['transition']);
       const text = `kubelet ${str(e['node'])}: ${str(e['pod'])} (uid ${shortUid(e['uid'])}) ${t}${e['ip'] !== undefined ? ` with IP ${str(e['ip'])}` : ''}`;
-      return t === 'running' || t === 'running+ready' || t === 'terminated' ? storyLine(text) : detail(text);
+      return t === 'running' || t === 'running+ready' || t === 'terminated' || t === 'succeeded' || t === 'failed' ? storyLine(text) : detail(text);
     }
     case 'kube.handler': {
       const call = str(e['call']);
@@ -146,24 +136,6 @@ function builtin(e: TraceEvent): RenderedLine | undefined {
       if (e['isInInitialList'] === true) text += ' (initial list)';
       return storyLine(text);
     }
-    case 'fault.agent.crash':
-      return storyLine(`fault: ${e['agent'] !== undefined ? str(e['agent']) : `the agent on ${str(e['node'])}`} is killed (restarts ${str(e['restartAfterMs'])}ms later)`);
-    case 'fault.agent.restart':
-      return storyLine(`fault: ${e['agent'] !== undefined ? str(e['agent']) : `the agent on ${str(e['node'])}`} is restarted gracefully (down ${str(e['downMs'])}ms after it exits)`);
-    case 'fault.watch.gap':
-      return storyLine(`fault: watches ${e['node'] !== undefined ? `on ${str(e['node'])} ` : ''}lose every event for ${str(e['durationMs'])}ms, then break (410)`);
-    case 'fault.watch.reset':
-      return storyLine(`fault: watches ${e['node'] !== undefined ? `on ${str(e['node'])} ` : ''}break now (410 Gone)`);
-    case 'fault.watch.delay':
-      return storyLine(`fault: watch events ${e['node'] !== undefined ? `on ${str(e['node'])} ` : ''}arrive ${str(e['delayMs'])}ms late for ${str(e['durationMs'])}ms`);
-    case 'fault.iptables.lock':
-      return storyLine(`fault: another program holds the xtables lock on ${str(e['node'])} for ${str(e['durationMs'])}ms`);
-    case 'fault.iptables.fail':
-      return storyLine(`fault: the next ${str(e['count'])} iptables commands on ${str(e['node'])} fail (Resource temporarily unavailable)`);
-    case 'fault.iptables.restore-fail':
-      return storyLine(`fault: the next iptables-restore on ${str(e['node'])} fails at line ${str(e['line'])}`);
-    case 'fault.iptables.slow':
-      return storyLine(`fault: iptables on ${str(e['node'])} takes ${str(e['extraMs'])}ms longer for ${str(e['durationMs'])}ms`);
     case 'probe.result':
       if (e['ok'] === true) return storyLine(e['first'] === true ? `probe ${str(e['probe'])} succeeds: ${str(e['detail'])}` : `probe ${str(e['probe'])} succeeds again`);
       return storyLine(`probe ${str(e['probe'])} fails: ${str(e['outcome'])}${str(e['detail']) !== '' ? ` (${str(e['detail'])})` : ''}`);
@@ -182,6 +154,8 @@ export function renderEvent(e: TraceEvent, renderers: RendererTable = {}): Rende
   if (custom !== undefined) return custom(e);
   const b = builtin(e);
   if (b !== undefined) return b;
+  const fromAction = ACTION_STORY[e.type];
+  if (fromAction !== undefined) return fromAction(e);
   const level: RenderLevel = e.type.startsWith('fault.') || e.type.startsWith('world.') ? 'story' : 'detail';
   return { level, text: `${e.type} ${fields(e, [])}`.trimEnd() };
 }

@@ -10,7 +10,8 @@ import type { InvariantSource } from './invariants.ts';
 import type { JsonObject } from './json.ts';
 import { isHostAction, validateScenario, type SimScenario } from './scenario.ts';
 import type { TraceEvent } from './trace.ts';
-import { World, hostCommandOf, type WorldOptions } from './world.ts';
+import { hostCommandOf } from './actions/hostCommand.ts';
+import { World, type WorldOptions } from './world.ts';
 
 /** Controllers by the name scenarios use; each factory gets the scenario's controller options. */
 export type ControllerRegistry = { readonly [name: string]: (options: JsonObject) => Controller<ControllerContext> };
@@ -80,6 +81,7 @@ export async function runScenario(scenario: SimScenario, opts: RunScenarioOption
     // Network actions change the data plane: it exists when the timeline has some.
     ...(scenario.timeline.some((t) => isHostAction(t.action)) ? { datapath: true } : {}),
   });
+  if (scenario.swarm !== undefined) world.engine.emit('sim.swarm', { features: { ...scenario.swarm.features } });
   for (const t of scenario.timeline) world.at(t.atMs, t.action);
   const outcome = await world.run(scenario.horizonMs);
   world.engine.emit('sim.end', { status: outcome.status, steps: outcome.steps });

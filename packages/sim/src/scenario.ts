@@ -6,6 +6,7 @@
  * code except by name (the controller, through a registry).
  */
 import { BUILTIN_HOSTS } from './datapath.ts';
+import { checkAction } from './actions/index.ts';
 import { SimError } from './errors.ts';
 import type { JsonObject } from './json.ts';
 
@@ -35,7 +36,8 @@ export interface PodSpec {
 export interface ServicePortSpec {
   readonly name?: string;
   readonly port: number;
-  readonly targetPort: number;
+  /** A container port number, or the name of a container port (resolved per Pod, as Kubernetes does). */
+  readonly targetPort: number | string;
   readonly protocol: Protocol;
   /** NodePort / LoadBalancer services: a fixed node port (else allocated). */
   readonly nodePort?: number;
@@ -135,6 +137,11 @@ export type Action =
   /** Delete then create a Pod of the same name and spec `gapMs` later (a StatefulSet restart). */
   | { readonly kind: 'pod.recreate'; readonly namespace?: string; readonly name: string; readonly gapMs: number }
   /**
+   * A running Pod's containers exit on their own with a terminal phase: its IP is released while
+   * the Pod stays in the API (status still showing the IP) until deleted.
+   */
+  | { readonly kind: 'pod.complete'; readonly namespace?: string; readonly name: string; readonly phase: 'Succeeded' | 'Failed' }
+  /**
    * Scale a workload to `replicas` Pods, named as a StatefulSet names them (`<name>-0`, `<name>-1`,
    * …) and handled as one with `podManagementPolicy: Parallel`: every missing ordinal below
    * `replicas` is created at once from the template, on `nodes[ordinal % nodes.length]`; every Pod
@@ -160,16 +167,23 @@ export type Action =
   | { readonly kind: 'agent.crash'; readonly node: string; readonly agent?: string; readonly restartAfterMs: number }
   /** The agent on `node` (as for agent.crash) gets SIGTERM (its shutdown code runs), exits, and starts again `downMs` after exiting. */
   | { readonly kind: 'agent.restart'; readonly node: string; readonly agent?: string; readonly graceMs?: number; readonly downMs: number }
+  /** `node` reboots: its rules and conntrack are lost at once, its agents die and start again `downMs` later. */
+  | { readonly kind: 'node.reboot'; readonly node: string; readonly downMs: number }
   /** The watches of the agents' informers (on `node`, or everywhere) lose every event for `durationMs`, then relist. */
   | { readonly kind: 'watch.gap'; readonly node?: string; readonly durationMs: number }
-  /** The watches break now with 410 Gone: the informers relist after their backoff. */
-  | { readonly kind: 'watch.reset'; readonly node?: string }
+  /** The watches break now with 410 Gone: the informers relist after their backoff; with `count` > 1, again every `everyMs` (a relist storm). */
+  | { readonly kind: 'watch.reset'; readonly node?: string; readonly count?: number; readonly everyMs?: number }
   /** Watch events reach the informers `delayMs` late for `durationMs`. */
   | { readonly kind: 'watch.delay'; readonly node?: string; readonly delayMs: number; readonly durationMs: number }
+  /** The agents' informers (on `node`, or everywhere) take `delayMs` per queued change for `durationMs`: slow event handlers. */
+  | { readonly kind: 'handlers.slow'; readonly node?: string; readonly delayMs: number; readonly durationMs: number }
   /** Another program holds the xtables lock on `node` for `durationMs`. */
   | { readonly kind: 'iptables.lock'; readonly node: string; readonly durationMs: number }
-  /** The next `count` iptables commands on `node` fail with "Resource temporarily unavailable". */
-  | { readonly kind: 'iptables.fail'; readonly node: string; readonly count: number }
+  /**
+   * iptables commands and restores on `node` fail with "Resource temporarily unavailable": the
+   * next `count` of them (transient), and with `durationMs` every one for that long (persistent).
+   */
+  | { readonly kind: 'iptables.fail'; readonly node: string; readonly count?: number; readonly durationMs?: number }
   /** The next iptables-restore on `node` fails at input line `line`. */
   | { readonly kind: 'iptables.restore-fail'; readonly node: string; readonly line: number }
   /** iptables commands on `node` take `extraMs` longer for `durationMs`. */
@@ -216,8 +230,19 @@ export type ProbeSpec =
 /** Where a `connect` probe starts: a host of the data plane, or a Pod (while it runs). */
 export type ProbeSource = { readonly host: string } | { readonly pod: string; readonly namespace?: string };
 
+/**
+ * A swarm draw: the action kinds (and composite histories such as `blind-churn`) a generated
+ * scenario was drawn with, each with its relative weight. Informational when replaying (the
+ * timeline is what runs); the trace and story show it so a counterexample says which swarm found it.
+ */
+export interface SwarmConfig {
+  readonly features: { readonly [feature: string]: number };
+}
+
 export interface SimScenario {
   readonly format: typeof SIM_SCENARIO_FORMAT;
+  /** The swarm draw that generated this scenario, when one did. */
+  readonly swarm?: SwarmConfig;
   /** The simulation seed: every tie-break, id and random choice derives from it. */
   readonly seed: number;
   /** Optional explicit tie-break choices (replay by path). */
@@ -309,67 +334,6 @@ export function validateScenario(s: SimScenario): void {
     const at = `timeline[${i}]`;
     checkMs(`${at}.atMs`, t.atMs);
     if (t.atMs > s.horizonMs) fail(`${at}.atMs`, `${t.atMs} is after the horizon ${s.horizonMs}`);
-    const a = t.action;
-    if (isHostAction(a)) {
-      checkHost(`${at}.action.host`, a.host);
-      return;
-    }
-    switch (a.kind) {
-      case 'pod.create':
-        checkNode(`${at}.action.pod.node`, a.pod.node, nodes);
-        break;
-      case 'pod.recreate':
-        checkMs(`${at}.action.gapMs`, a.gapMs);
-        break;
-      case 'workload.scale':
-        if (!NAME.test(a.name)) fail(`${at}.action.name`, `"${a.name}" is not a DNS-1123 label`);
-        if (!Number.isSafeInteger(a.replicas) || a.replicas < 0 || a.replicas > 1000) fail(`${at}.action.replicas`, `must be a whole number from 0 to 1000, got ${JSON.stringify(a.replicas)}`);
-        if (a.nodes.length === 0) fail(`${at}.action.nodes`, 'must name at least one node');
-        a.nodes.forEach((n, k) => checkNode(`${at}.action.nodes[${k}]`, n, nodes));
-        break;
-      case 'agent.crash':
-        checkNode(`${at}.action.node`, a.node, nodes);
-        checkMs(`${at}.action.restartAfterMs`, a.restartAfterMs);
-        break;
-      case 'agent.restart':
-        checkNode(`${at}.action.node`, a.node, nodes);
-        checkMs(`${at}.action.downMs`, a.downMs);
-        if (a.graceMs !== undefined) checkMs(`${at}.action.graceMs`, a.graceMs);
-        break;
-      case 'watch.gap':
-        checkNode(`${at}.action.node`, a.node, nodes);
-        checkMs(`${at}.action.durationMs`, a.durationMs);
-        break;
-      case 'watch.reset':
-        checkNode(`${at}.action.node`, a.node, nodes);
-        break;
-      case 'watch.delay':
-        checkNode(`${at}.action.node`, a.node, nodes);
-        checkMs(`${at}.action.delayMs`, a.delayMs);
-        checkMs(`${at}.action.durationMs`, a.durationMs);
-        break;
-      case 'iptables.lock':
-        checkNode(`${at}.action.node`, a.node, nodes);
-        checkMs(`${at}.action.durationMs`, a.durationMs);
-        break;
-      case 'iptables.fail':
-        checkNode(`${at}.action.node`, a.node, nodes);
-        checkMs(`${at}.action.count`, a.count, 1);
-        break;
-      case 'iptables.restore-fail':
-        checkNode(`${at}.action.node`, a.node, nodes);
-        checkMs(`${at}.action.line`, a.line, 1);
-        break;
-      case 'iptables.slow':
-        checkNode(`${at}.action.node`, a.node, nodes);
-        checkMs(`${at}.action.extraMs`, a.extraMs);
-        checkMs(`${at}.action.durationMs`, a.durationMs);
-        break;
-      case 'pod.delete':
-      case 'service.create':
-      case 'service.update':
-      case 'service.delete':
-        break;
-    }
+    checkAction(t.action, { prefix: 'scenario ', path: `${at}.action`, nodes, hosts });
   });
 }

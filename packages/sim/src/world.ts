@@ -7,9 +7,7 @@ import {
   ApiServer,
   EndpointSliceController,
   Kubelet,
-  alreadyExistsMessage,
   isKubeError,
-  notFoundMessage,
   type Informer,
   type IpamPolicy,
   type Kind,
@@ -19,10 +17,10 @@ import {
   type KubeTraceType,
   type ObjectOf,
   type Pod,
-  type PodInput,
   type Service,
-  type ServiceInput,
 } from '@netsim/kube';
+import { actionScope, applyAction, checkAction, type ActionWorld } from './actions/index.ts';
+import { DEFAULT_NAMESPACE, podInput, serviceInput } from './actions/objects.ts';
 import { freshRuleset, type Ruleset } from '@netsim/netfilter';
 import { Agent, type AgentOptions, type AgentState, type Controller } from './agent.ts';
 import { buildControllerContext, createConntrackHandle, type ControllerContext } from './context.ts';
@@ -32,13 +30,13 @@ import { SimError } from './errors.ts';
 import { SeededIds } from './ids.ts';
 import { instantiate, type Invariant, type InvariantSource } from './invariants.ts';
 import { isCounting } from './oracles/counting.ts';
-import { createNftHandle, type NftHandleOptions, type NftStore } from './nft.ts';
+import { isProbing, type ProbeWorld } from './oracles/probes.ts';
+import { NftExecError, createNftHandle, type NftHandleOptions, type NftStore } from './nft.ts';
 import { emptyRuleset as emptyNftRuleset } from '@netsim/nftables';
-import { createIptablesHandle, noIptablesFaults, type IptablesBackend, type IptablesFaultState, type IptablesHandleOptions, type RulesetStore } from './iptables.ts';
+import { IptablesError, createIptablesHandle, noIptablesFaults, type IptablesBackend, type IptablesFaultState, type IptablesHandleOptions, type RulesetStore } from './iptables.ts';
 import { BUILTIN_HOSTS, ClusterDatapath, EXTERNAL_IP, EXTERNAL_PORT, type ProbeOutcome } from './datapath.ts';
-import type { JsonObject } from './json.ts';
 import { netfilterBackend } from './netfilterBackend.ts';
-import { isHostAction, type Action, type ClusterSpec, type HostAction, type PodSpec, type ProbeSpec, type ServiceSpec } from './scenario.ts';
+import type { Action, ClusterSpec, ProbeSpec } from './scenario.ts';
 import { TRACE_FORMAT_VERSION, type TraceEvent } from './trace.ts';
 import { isPodLive, type AgentView, type IpOwner, type NodeInfo, type ProbeRecord, type WorldView } from './view.ts';
 
@@ -107,11 +105,8 @@ interface NodeState {
   boots: number;
 }
 
-const DEFAULT_NAMESPACE = 'default';
-
-function namespaceOr(n: string | undefined): string {
-  return n ?? DEFAULT_NAMESPACE;
-}
+/** How long after an injected iptables failure an iptables error escaping a task is blamed on it. */
+const INJECTED_FAILURE_WINDOW_MS = 1000;
 
 /** The kube trace events the world acts on (sandboxes for the data plane, relists and backoffs as disruptions). */
 const WORLD_KUBE_EVENTS: readonly KubeTraceType[] = ['kube.kubelet', 'kube.ipam', 'kube.reflector.list', 'kube.reflector.backoff'];
@@ -121,62 +116,6 @@ function informerNode(name: unknown): string {
   const s = typeof name === 'string' ? name : '';
   const i = s.indexOf('/');
   return i > 0 ? s.slice(0, i) : EVERY_NODE;
-}
-
-function podInput(p: PodSpec): PodInput {
-  return {
-    metadata: { name: p.name, namespace: p.namespace ?? DEFAULT_NAMESPACE, labels: { ...(p.labels ?? {}) } },
-    spec: {
-      nodeName: p.node,
-      containers: [{ name: 'main', ports: p.ports.map((x) => ({ containerPort: x.port, protocol: x.protocol, ...(x.name !== undefined ? { name: x.name } : {}) })) }],
-      terminationGracePeriodSeconds: p.terminationGracePeriodSeconds ?? 0,
-    },
-  };
-}
-
-function serviceInput(s: ServiceSpec): ServiceInput {
-  return {
-    metadata: { name: s.name, namespace: s.namespace ?? DEFAULT_NAMESPACE, annotations: { ...(s.annotations ?? {}) } },
-    spec: {
-      type: s.type ?? 'ClusterIP',
-      selector: { ...s.selector },
-      ports: s.ports.map((p) => ({ port: p.port, targetPort: p.targetPort, protocol: p.protocol, ...(p.name !== undefined ? { name: p.name } : {}), ...(p.nodePort !== undefined ? { nodePort: p.nodePort } : {}) })),
-      ...(s.externalTrafficPolicy !== undefined ? { externalTrafficPolicy: s.externalTrafficPolicy } : {}),
-      ...(s.sessionAffinity !== undefined ? { sessionAffinity: s.sessionAffinity } : {}),
-      ...(s.sessionAffinityTimeoutSeconds !== undefined ? { sessionAffinityConfig: { clientIP: { timeoutSeconds: s.sessionAffinityTimeoutSeconds } } } : {}),
-    },
-  };
-}
-
-/** The host-file line a network action runs. */
-export function hostCommandOf(a: HostAction): string {
-  switch (a.kind) {
-    case 'sysctl.set':
-      return `sysctl -w ${a.key}=${a.value}`;
-    case 'link.set':
-      return `ip link set ${a.iface} ${a.state}`;
-    case 'addr.add':
-      return `ip addr add ${a.address} dev ${a.iface}`;
-    case 'addr.del':
-      return `ip addr del ${a.address} dev ${a.iface}`;
-    case 'route.add':
-      return `ip route add ${a.route}`;
-    case 'route.del':
-      return `ip route del ${a.route}`;
-    case 'host.run':
-      return a.command;
-  }
-}
-
-function specOfPod(p: Pod): PodSpec {
-  return {
-    namespace: p.metadata.namespace,
-    name: p.metadata.name,
-    node: p.spec.nodeName ?? '',
-    labels: p.metadata.labels,
-    ports: p.spec.containers.flatMap((c) => c.ports.map((x) => ({ port: x.containerPort, protocol: x.protocol === 'UDP' ? ('UDP' as const) : ('TCP' as const), ...(x.name !== undefined ? { name: x.name } : {}) }))),
-    terminationGracePeriodSeconds: p.spec.terminationGracePeriodSeconds,
-  };
 }
 
 /** Where a {@link LiveView} reads the world. */
@@ -272,7 +211,13 @@ export class World {
   readonly #probeResults = new Map<string, ProbeRecord>();
   /** The targets each probe reported last round. */
   readonly #probeTargets = new Map<ProbeSpec, ReadonlySet<string>>();
-  readonly #kubelets: Kubelet[] = [];
+  readonly #kubelets = new Map<string, Kubelet>();
+  /** Node names, for action scopes. */
+  readonly #nodeSet = new Set<string>();
+  /** What actions see of the world (built once). */
+  readonly #actionWorld: ActionWorld;
+  /** The rules every node boots with (what a reboot goes back to). */
+  readonly #bootRuleset: Ruleset;
   readonly #invariants: Invariant[] = [];
   /** Who was disturbed when: what settle-based invariants forgive (see {@link DisruptionTracker}). */
   readonly disruptions = new DisruptionTracker();
@@ -290,9 +235,14 @@ export class World {
       ...(opts.schedule ?? {}),
       ...(opts.bounds !== undefined ? { bounds: opts.bounds } : {}),
       trace: opts.trace ?? true,
-      onTaskError: (task: Task, finding: Finding) => {
-        if (controllerErrors === 'finding') return 'stop';
+      onTaskError: (task: Task, finding: Finding, error: unknown) => {
         const agent = this.#agentOfOwner(task.owner);
+        // An iptables command that failed because the world injected a failure (shortly before, on
+        // the agent's node) ends the process, as a Go agent exits on an error it cannot handle and
+        // its kubelet restarts it: the environment's doing, not a finding. Whether the agent
+        // recovers is for the invariants to judge.
+        const injected = agent !== undefined && (error instanceof IptablesError || error instanceof NftExecError) && this.#injectedRecently(agent.node);
+        if (controllerErrors === 'finding' && !injected) return 'stop';
         if (agent === undefined) return 'stop';
         const failures = this.#ownFailures.get(agent) ?? [];
         failures.push(engine.now());
@@ -332,7 +282,8 @@ export class World {
       if (c.kind !== 'Pod') return;
       const p = c.object as Pod;
       const ip = p.status.podIP;
-      if (ip !== undefined && ip !== '') {
+      // A completed Pod's status keeps its IP after the CNI released it: it holds it no more.
+      if (ip !== undefined && ip !== '' && p.status.phase !== 'Succeeded' && p.status.phase !== 'Failed') {
         const before = this.#owners.get(ip);
         if (before?.uid !== p.metadata.uid) this.#owners.set(ip, { pod: `${p.metadata.namespace}/${p.metadata.name}`, uid: p.metadata.uid, node: p.spec.nodeName ?? '', sinceMs: engine.now() });
       }
@@ -340,6 +291,7 @@ export class World {
 
     const backend = opts.iptablesBackend ?? netfilterBackend();
     const initial = backend.initialRuleset?.() ?? freshRuleset();
+    this.#bootRuleset = initial;
     opts.cluster.nodes.forEach((n, i) => {
       if (this.#nodes.has(n.name)) throw new SimError('duplicate-name', `cluster.nodes: node "${n.name}" is listed twice`);
       if (i > 240) throw new SimError('invalid-argument', 'cluster.nodes: at most 241 nodes (node addresses come from 192.0.2.0/24)');
@@ -352,11 +304,14 @@ export class World {
       const ipamPolicy = opts.kubelet?.ipamPolicy ?? opts.cluster.ipamPolicy;
       const kubelet = new Kubelet(api, { nodeName: n.name, ...(opts.kubelet ?? {}), ...(ipamPolicy !== undefined ? { ipamPolicy } : {}), trace: kubeTrace });
       kubelet.start();
-      this.#kubelets.push(kubelet);
+      this.#kubelets.set(n.name, kubelet);
+      this.#nodeSet.add(n.name);
     });
     const describesNetwork = opts.cluster.network !== undefined || opts.cluster.nodes.some((n) => n.network !== undefined);
     if (opts.datapath === false && describesNetwork) throw new SimError('invalid-argument', 'the cluster describes a network: do not set datapath: false together with cluster.network or a node\'s network lines');
-    if (opts.datapath ?? ((opts.probes ?? []).length > 0 || describesNetwork)) {
+    // Invariants that send packets (the built-in datapath probes) get the data plane they need.
+    const invariants = (opts.invariants ?? []).map(instantiate);
+    if (opts.datapath ?? ((opts.probes ?? []).length > 0 || describesNetwork || invariants.some(isProbing))) {
       for (const n of opts.cluster.nodes) if (BUILTIN_HOSTS.includes(n.name)) throw new SimError('invalid-argument', `cluster.nodes: a node cannot be named "${n.name}" (a host of the data plane: ${BUILTIN_HOSTS.join(', ')})`);
       const dp = new ClusterDatapath({
         rng: engine.streams.kernel,
@@ -444,16 +399,17 @@ export class World {
       }
     }
 
+    this.#actionWorld = World.#actionWorldOf(this);
     const nodes = [...this.#nodes.values()].map((s) => s.info);
     const owners = this.#owners;
     const probeResults = this.#probeResults;
     this.view = new LiveView(nodes, this.settleMs, World.#viewSource(this, owners, probeResults));
     const disruptions = this.disruptions;
     engine.onAfterStep(() => disruptions.advance(engine.now()));
-    for (const src of opts.invariants ?? []) {
-      const inv = instantiate(src);
+    for (const inv of invariants) {
       this.#invariants.push(inv);
       engine.addInvariant(inv.name, () => inv.check(this.view));
+      if (isProbing(inv) && this.#datapath !== undefined) inv.attach(this.#probeWorld(this.#datapath));
     }
     const probes = opts.probes ?? [];
     if (probes.length > 0 && this.#datapath === undefined) {
@@ -508,6 +464,66 @@ export class World {
     };
   }
 
+  /** What actions see of the world: methods of one object (see {@link World.#viewSource} for why not arrows). */
+  static #actionWorldOf(w: World): ActionWorld {
+    const engine = w.engine;
+    return {
+      engine,
+      api: w.api,
+      get datapath() {
+        return w.#datapath;
+      },
+      nodeNames: [...w.#nodes.keys()],
+      emit(type, fields) {
+        engine.emit(type, fields);
+      },
+      tolerate(what, fn) {
+        try {
+          fn();
+        } catch (e) {
+          if (!isKubeError(e)) throw e;
+          engine.emit('world.action-skipped', { action: what, reason: e.message });
+        }
+      },
+      disrupted(scope, cause) {
+        w.#disrupted(scope, cause);
+      },
+      disruptedUntil(scope, untilMs, cause) {
+        return w.#disruptedUntil(scope, untilMs, cause);
+      },
+      faults(node) {
+        return w.#node(node).faults;
+      },
+      informers(node) {
+        return w.#informers(node);
+      },
+      agent(node, name) {
+        return w.agent(node, name);
+      },
+      agents(node) {
+        return w.#node(node).agents;
+      },
+      injectedDown(agent, window) {
+        w.#injectedDown.set(agent, window);
+      },
+      maxBackoffOn(node) {
+        return w.#maxBackoffOn(node);
+      },
+      kubelet(node) {
+        const k = w.#kubelets.get(node);
+        if (k === undefined) throw new SimError('unknown-name', `unknown node "${node}"`);
+        return k;
+      },
+      resetKernel(node) {
+        const st = w.#node(node);
+        st.rules.set(w.#bootRuleset);
+        st.nft.set(emptyNftRuleset());
+        w.#datapath?.host(node).conntrack.flush();
+        st.boots++;
+      },
+    };
+  }
+
   /**
    * What each invariant that counts examined so far in this run (rules, chains, mappings,
    * agents), by name; invariants that do not count are absent.
@@ -516,6 +532,44 @@ export class World {
     const out: { [invariant: string]: number } = {};
     for (const inv of this.#invariants) if (isCounting(inv)) out[inv.name] = inv.examined();
     return out;
+  }
+
+  /** What a probing invariant reads and drives: the data plane, the objects, a periodic step. */
+  #probeWorld(datapath: ClusterDatapath): ProbeWorld {
+    return World.#probeWorldOf(this, datapath);
+  }
+
+  static #probeWorldOf(w: World, datapath: ClusterDatapath): ProbeWorld {
+    const engine = w.engine;
+    return {
+      datapath,
+      nodes: [...w.#nodes.values()].map((s) => s.info),
+      nowMs() {
+        return engine.now();
+      },
+      every(periodMs, label, fn) {
+        const tick = (): void => {
+          fn();
+          engine.after(periodMs, { kind: 'probe', label }, tick);
+        };
+        engine.after(periodMs, { kind: 'probe', label }, tick);
+      },
+      pods() {
+        return w.#listCached('Pod');
+      },
+      services() {
+        return w.#listCached('Service');
+      },
+      endpointSlices() {
+        return w.api.list('EndpointSlice').items;
+      },
+      agents(node) {
+        return w.view.agents?.(node) ?? [];
+      },
+      emit(type, fields) {
+        engine.emit(type, fields);
+      },
+    };
   }
 
   /** The data plane, when built. */
@@ -565,7 +619,8 @@ export class World {
         const svc = this.api.find('Service', spec.namespace ?? DEFAULT_NAMESPACE, spec.service);
         if (svc === undefined) break;
         for (const port of svc.spec.ports) {
-          if (port.nodePort === undefined) continue;
+          // A health check is a TCP connect: UDP ports are the built-in datapath probes' to check.
+          if (port.nodePort === undefined || port.protocol !== 'TCP') continue;
           for (const st of this.#nodes.values()) {
             results.push({ id: `nodeport-health ${svc.metadata.namespace}/${svc.metadata.name} via ${st.info.ip}:${port.nodePort}`, o: dp.connect('lb', st.info.ip, port.nodePort, now) });
           }
@@ -648,197 +703,21 @@ export class World {
     return this.engine.events;
   }
 
-  /** Schedule an action at absolute time `atMs` (its own step). */
+  /**
+   * Schedule an action at absolute time `atMs` (its own step). The action is checked now, as data
+   * (a known kind, its fields present and typed, known nodes): a mistake is a `SimError` naming
+   * the field, not a crash inside the run.
+   */
   at(atMs: number, action: Action): void {
+    if (typeof atMs !== 'number' || !Number.isSafeInteger(atMs) || atMs < 0) throw new SimError('invalid-argument', `World.at: the time must be an integer of milliseconds >= 0, got ${JSON.stringify(atMs) ?? String(atMs)}`);
+    checkAction(action, { prefix: `World.at(${atMs}): `, path: 'action', nodes: new Set(this.#nodes.keys()), ...(this.#datapath !== undefined ? { hosts: new Set(this.#datapath.hostNames()) } : {}) });
     this.engine.at(atMs, { kind: 'action', label: action.kind }, () => this.act(action));
   }
 
-  /** Apply an action now (inside a step). */
+  /** Apply an action now (inside a step); unlike {@link at}, it is not checked first. */
   act(action: Action): void {
-    const engine = this.engine;
-    const api = this.api;
-    this.#disrupted(this.#scopeOf(action), action.kind);
-    // Helpers as methods of one object (not arrow functions bound to names, which some TypeScript
-    // runners rename at a cost on every call of act).
-    const h = {
-      emit(this: void, type: string, fields: JsonObject): void {
-        engine.emit(type, fields);
-      },
-      tolerate(this: void, what: string, fn: () => void): void {
-        try {
-          fn();
-        } catch (e) {
-          if (!isKubeError(e)) throw e;
-          engine.emit('world.action-skipped', { action: what, reason: e.message });
-        }
-      },
-    };
-    const emit = h.emit;
-    const tolerate = h.tolerate;
-    const ns = namespaceOr;
-    if (isHostAction(action)) {
-      const command = hostCommandOf(action);
-      const dp = this.#datapath;
-      if (dp === undefined) throw new SimError('invalid-argument', `${action.kind} on ${action.host}: network actions need the data plane (describe a network or add a probe)`);
-      emit('world.net.command', { host: action.host, command });
-      dp.runCommand(action.host, command);
-      return;
-    }
-    switch (action.kind) {
-      case 'pod.create':
-        emit('world.pod.create', { pod: `${ns(action.pod.namespace)}/${action.pod.name}`, node: action.pod.node, ports: action.pod.ports.map((p) => `${p.port}/${p.protocol}`).join(',') });
-        // Generated timelines often create a Pod that exists: say so without raising (and
-        // capturing the stack of) the API server's error. Its name was valid when it was created,
-        // so AlreadyExists is exactly what the server would answer.
-        if (api.find('Pod', ns(action.pod.namespace), action.pod.name) !== undefined) emit('world.action-skipped', { action: 'pod.create', reason: alreadyExistsMessage('Pod', action.pod.name) });
-        else tolerate('pod.create', () => api.create('Pod', podInput(action.pod)));
-        return;
-      case 'pod.delete':
-        emit('world.pod.delete', { pod: `${ns(action.namespace)}/${action.name}`, ...(action.graceSeconds !== undefined ? { graceSeconds: action.graceSeconds } : {}) });
-        // Likewise a delete of a Pod that is gone: NotFound is the server's first check.
-        if (api.find('Pod', ns(action.namespace), action.name) === undefined) emit('world.action-skipped', { action: 'pod.delete', reason: notFoundMessage('Pod', action.name) });
-        else tolerate('pod.delete', () => api.delete('Pod', ns(action.namespace), action.name, action.graceSeconds !== undefined ? { gracePeriodSeconds: action.graceSeconds } : {}));
-        return;
-      case 'pod.recreate': {
-        const cur = api.find('Pod', ns(action.namespace), action.name);
-        emit('world.pod.recreate', { pod: `${ns(action.namespace)}/${action.name}`, gapMs: action.gapMs });
-        if (cur === undefined) {
-          emit('world.action-skipped', { action: 'pod.recreate', reason: `pods "${action.name}" not found` });
-          return;
-        }
-        const spec = specOfPod(cur);
-        tolerate('pod.recreate', () => api.delete('Pod', cur.metadata.namespace, cur.metadata.name, { gracePeriodSeconds: 0 }));
-        engine.after(action.gapMs, { kind: 'action', label: `recreate ${spec.name}` }, () => {
-          this.#disrupted(EVERY_NODE, 'pod.recreate');
-          emit('world.pod.create', { pod: `${ns(spec.namespace)}/${spec.name}`, node: spec.node, ports: spec.ports.map((p) => `${p.port}/${p.protocol}`).join(',') });
-          // Another create may have taken the name during the gap (see pod.create above).
-          if (api.find('Pod', ns(spec.namespace), spec.name) !== undefined) emit('world.action-skipped', { action: 'pod.create', reason: alreadyExistsMessage('Pod', spec.name) });
-          else tolerate('pod.create', () => api.create('Pod', podInput(spec)));
-        });
-        return;
-      }
-      case 'workload.scale': {
-        const namespace = ns(action.namespace);
-        const prefix = `${action.name}-`;
-        // The workload's Pods: `<name>-<ordinal>`, ordinals written as a StatefulSet writes them.
-        const ordinals = new Set<number>();
-        for (const p of api.list('Pod').items) {
-          if (p.metadata.namespace !== namespace || !p.metadata.name.startsWith(prefix)) continue;
-          const rest = p.metadata.name.slice(prefix.length);
-          if (/^(0|[1-9][0-9]*)$/.test(rest)) ordinals.add(Number(rest));
-        }
-        emit('world.workload.scale', { workload: `${namespace}/${action.name}`, from: ordinals.size, replicas: action.replicas });
-        for (const i of [...ordinals].sort((a, b) => b - a)) {
-          if (i < action.replicas) continue;
-          const name = `${prefix}${i}`;
-          emit('world.pod.delete', { pod: `${namespace}/${name}` });
-          tolerate('pod.delete', () => api.delete('Pod', namespace, name));
-        }
-        for (let i = 0; i < action.replicas; i++) {
-          if (ordinals.has(i)) continue;
-          const node = action.nodes[i % action.nodes.length] ?? '';
-          const spec: PodSpec = { namespace, name: `${prefix}${i}`, node, ...(action.labels !== undefined ? { labels: action.labels } : {}), ports: action.ports };
-          emit('world.pod.create', { pod: `${namespace}/${spec.name}`, node, ports: spec.ports.map((p) => `${p.port}/${p.protocol}`).join(',') });
-          tolerate('pod.create', () => api.create('Pod', podInput(spec)));
-        }
-        return;
-      }
-      case 'service.create':
-        emit('world.service.create', { service: `${ns(action.service.namespace)}/${action.service.name}` });
-        tolerate('service.create', () => api.create('Service', serviceInput(action.service)));
-        return;
-      case 'service.update': {
-        emit('world.service.update', { service: `${ns(action.service.namespace)}/${action.service.name}` });
-        tolerate('service.update', () => {
-          const cur = api.get('Service', ns(action.service.namespace), action.service.name);
-          const next = serviceInput(action.service);
-          api.update({
-            ...cur,
-            metadata: { ...cur.metadata, annotations: { ...(next.metadata.annotations ?? {}) } },
-            spec: {
-              ...cur.spec,
-              selector: next.spec.selector ?? {},
-              ports: next.spec.ports.map((p, i) => ({
-                protocol: p.protocol ?? 'TCP',
-                port: p.port,
-                targetPort: p.targetPort ?? p.port,
-                ...(p.name !== undefined ? { name: p.name } : {}),
-                ...(p.nodePort !== undefined ? { nodePort: p.nodePort } : cur.spec.ports[i]?.nodePort !== undefined ? { nodePort: cur.spec.ports[i].nodePort } : {}),
-              })),
-            },
-          });
-        });
-        return;
-      }
-      case 'service.delete':
-        emit('world.service.delete', { service: `${ns(action.namespace)}/${action.name}` });
-        tolerate('service.delete', () => api.delete('Service', ns(action.namespace), action.name));
-        return;
-      case 'agent.crash':
-        emit('fault.agent.crash', { node: action.node, ...(action.agent !== undefined ? { agent: `${action.node}/${action.agent}` } : {}), restartAfterMs: action.restartAfterMs });
-        {
-          const a = this.agent(action.node, action.agent);
-          // Forgiven until the new process starts (and its settle time after): a bounded window.
-          const w = this.#disruptedUntil(action.node, engine.now() + action.restartAfterMs, `agent.crash ${a.name}`);
-          if (a.state !== 'down') this.#injectedDown.set(a, w);
-          a.crash({ restart: true, restartDelayMs: action.restartAfterMs, reason: 'fault injected' });
-        }
-        return;
-      case 'agent.restart':
-        emit('fault.agent.restart', { node: action.node, ...(action.agent !== undefined ? { agent: `${action.node}/${action.agent}` } : {}), downMs: action.downMs, ...(action.graceMs !== undefined ? { graceMs: action.graceMs } : {}) });
-        {
-          const a = this.agent(action.node, action.agent);
-          // Until the new process starts, at most the grace period and the time down.
-          const w = this.#disruptedUntil(action.node, engine.now() + (action.graceMs ?? a.graceMs) + action.downMs, `agent.restart ${a.name}`);
-          if (a.state === 'running') this.#injectedDown.set(a, w);
-          a.sigterm({ restart: true, restartDelayMs: action.downMs, ...(action.graceMs !== undefined ? { graceMs: action.graceMs } : {}) });
-        }
-        return;
-      case 'watch.gap':
-        emit('fault.watch.gap', { ...(action.node !== undefined ? { node: action.node } : {}), durationMs: action.durationMs });
-        for (const inf of this.#informers(action.node)) inf.watchGap(action.durationMs);
-        this.#disruptedUntil(action.node ?? EVERY_NODE, engine.now() + action.durationMs, 'watch.gap');
-        return;
-      case 'watch.reset':
-        emit('fault.watch.reset', { ...(action.node !== undefined ? { node: action.node } : {}) });
-        for (const inf of this.#informers(action.node)) inf.forceRelist();
-        return;
-      case 'watch.delay': {
-        emit('fault.watch.delay', { ...(action.node !== undefined ? { node: action.node } : {}), delayMs: action.delayMs, durationMs: action.durationMs });
-        const affected = this.#informers(action.node);
-        for (const inf of affected) inf.setWatchDelay(action.delayMs);
-        this.#disruptedUntil(action.node ?? EVERY_NODE, engine.now() + action.durationMs + action.delayMs, 'watch.delay');
-        engine.after(action.durationMs, { kind: 'fault', label: 'watch delay ends' }, () => {
-          for (const inf of affected) inf.setWatchDelay(0);
-        });
-        return;
-      }
-      case 'iptables.lock': {
-        emit('fault.iptables.lock', { node: action.node, durationMs: action.durationMs });
-        const f = this.#node(action.node).faults;
-        f.lockHeldUntilMs = Math.max(f.lockHeldUntilMs, engine.now() + action.durationMs);
-        this.#disruptedUntil(action.node, f.lockHeldUntilMs, 'iptables.lock');
-        return;
-      }
-      case 'iptables.fail':
-        emit('fault.iptables.fail', { node: action.node, count: action.count });
-        this.#node(action.node).faults.resourceFailures += action.count;
-        this.#disruptedUntil(action.node, engine.now() + this.#maxBackoffOn(action.node), 'iptables.fail');
-        return;
-      case 'iptables.restore-fail':
-        emit('fault.iptables.restore-fail', { node: action.node, line: action.line });
-        this.#node(action.node).faults.restoreFailAtLine = action.line;
-        this.#disruptedUntil(action.node, engine.now() + this.#maxBackoffOn(action.node), 'iptables.restore-fail');
-        return;
-      case 'iptables.slow': {
-        emit('fault.iptables.slow', { node: action.node, extraMs: action.extraMs, durationMs: action.durationMs });
-        const f = this.#node(action.node).faults;
-        f.slowExtraMs = action.extraMs;
-        f.slowUntilMs = engine.now() + action.durationMs;
-        this.#disruptedUntil(action.node, f.slowUntilMs, 'iptables.slow');
-        return;
-      }
-    }
+    this.#disrupted(actionScope(action, this.#nodeSet), action.kind);
+    applyAction(action, this.#actionWorld);
   }
 
   /** Start every agent at the current time, each in its own step. */
@@ -881,7 +760,8 @@ export class World {
       const pod = this.api.find('Pod', ns, name);
       if (pod === undefined || pod.metadata.uid !== f['uid'] || pod.spec.hostNetwork) return;
       const tcpPorts = pod.spec.containers.flatMap((c) => c.ports.filter((p) => p.protocol === 'TCP').map((p) => p.containerPort));
-      dp.podUp({ node: String(f['node']), pod: String(f['pod']), uid: String(f['uid']), ip: f['ip'], tcpPorts });
+      const udpPorts = pod.spec.containers.flatMap((c) => c.ports.filter((p) => p.protocol === 'UDP').map((p) => p.containerPort));
+      dp.podUp({ node: String(f['node']), pod: String(f['pod']), uid: String(f['uid']), ip: f['ip'], tcpPorts, udpPorts });
     } else if (e.type === 'kube.ipam' && f['result'] === 'released') {
       dp.podDown(String(f['uid']));
     }
@@ -898,10 +778,10 @@ export class World {
     return this.disruptions.add({ scope, fromMs: now, untilMs: Math.max(now, untilMs), cause });
   }
 
-  /** The nodes an action disturbs: a fault's node, a network change's node, or (Kubernetes changes, faults everywhere) every node. */
-  #scopeOf(a: Action): string {
-    if (isHostAction(a)) return this.#nodes.has(a.host) ? a.host : EVERY_NODE;
-    return 'node' in a && typeof a.node === 'string' ? a.node : EVERY_NODE;
+  /** Whether an iptables failure was injected on `node` within the last second. */
+  #injectedRecently(node: string): boolean {
+    const last = this.#nodes.get(node)?.faults.lastInjectedMs ?? -1;
+    return last >= 0 && this.engine.now() - last <= INJECTED_FAILURE_WINDOW_MS;
   }
 
   /** The longest retry backoff the agents on `node` declare (0 when none does). */

@@ -12,7 +12,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { FUZZ_PROFILES, formatIssue, isScenarioError, loadScenarioFile, replay, type ReplayResult } from '@netsim/scenario';
 import { isSimError, toJsonLines, type SimScenario } from '@netsim/sim';
 import { buildReport, renderHtml, renderIndex } from '@netsim/report';
-import { displayPath, userPath } from '../cwd.ts';
+import { displayPath, invokedAs, userPath } from '../cwd.ts';
 import { loadPlugins } from './registry.ts';
 
 export interface ReplayCliOptions {
@@ -272,7 +272,7 @@ export async function runReplay(paths: readonly string[], opts: ReplayCliOptions
   }
   const met = rows.length - failed.length;
   out(`\n${met} of ${rows.length} scenario${rows.length === 1 ? '' : 's'} met ${rows.length === 1 ? 'its expectation' : 'their expectations'}\n`);
-  for (const r of failed) if (r.seed !== undefined) out(`reproduce with: pnpm netsim replay ${r.path} --seed ${r.seed}\n`);
+  for (const r of failed) if (r.seed !== undefined) out(`reproduce with: ${invokedAs()} replay ${r.path} --seed ${r.seed}${opts.controllers !== undefined ? ` --controllers ${opts.controllers}` : ''}\n`);
   return status;
 }
 

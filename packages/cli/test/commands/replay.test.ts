@@ -46,7 +46,7 @@ describe('netsim replay', () => {
     expect(out.split('\n')[0]).toBe('netsim replay: 1 scenario, seed 11 (--seed)');
     expect(out).toMatch(/ {2}invariants hold {2}NOT MET$/m);
     expect(out).toContain('toy-recreate-in-watch-gap: NOT MET: expected violation "no stale DNAT" in 7s..10s, but saw invariants hold\n');
-    expect(out).toContain(`reproduce with: pnpm netsim replay ${path} --seed 11\n`);
+    expect(out).toContain(`reproduce with: netsim replay ${path} --seed 11 --controllers ${toy}\n`);
   });
 
   it('should exit 2 and print file:line:column errors for a scenario that does not load, and still run the others', async () => {

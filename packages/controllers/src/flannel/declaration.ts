@@ -12,5 +12,7 @@ export function flannelDeclaration(resyncMs: number): ControllerDeclaration {
   return {
     ownedChains: [{ table: 'nat', chain: MASQ_CHAIN, hookedFrom: ['POSTROUTING'], requiredTarget: 'MASQUERADE' }],
     maxBackoffMs: resyncMs,
+    // Pod egress leaving the cluster network is masqueraded, Pod-to-Pod traffic is not.
+    provides: ['pod-egress-masquerade'],
   };
 }

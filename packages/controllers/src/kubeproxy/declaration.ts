@@ -20,5 +20,7 @@ export function kubeProxyDeclaration(syncPeriodMs: number): ControllerDeclaratio
       { table: 'filter', chain: KUBE_FIREWALL, hookedFrom: ['INPUT', 'OUTPUT'], requiredTarget: 'DROP' },
     ],
     maxBackoffMs: syncPeriodMs,
+    // ClusterIP and NodePort Services, both external traffic policies, TCP and UDP.
+    provides: ['service-proxy'],
   };
 }

@@ -43,7 +43,7 @@ export function parseNplMappings(value: string): readonly PublishedMapping[] | u
  */
 export const NPL_DECLARATION: ControllerDeclaration = {
   ownedChains: [{ table: 'nat', chain: NPL_CHAIN, hookedFrom: ['PREROUTING', 'OUTPUT'] }],
-  annotations: [{ key: NPL_ANNOTATION, parse: parseNplMappings }],
+  annotations: [{ key: NPL_ANNOTATION, parse: parseNplMappings, eligible: (pod, services) => nplEligiblePorts(pod, services) }],
   maxBackoffMs: NPL_MAX_RETRY_DELAY_MS,
 };
 

@@ -23,6 +23,16 @@ export interface ClusterFacts {
   readonly publications: ReadonlyMap<string, readonly Publication[]>;
   /** Who publishes `node|PROTO|nodePort`. */
   readonly publishers: ReadonlyMap<string, readonly { readonly pod: Pod; readonly mapping: PublishedMapping }[]>;
+  /**
+   * The same for completed (Succeeded or Failed) Pods still in the API: agents such as Antrea's
+   * NodePortLocal keep a completed Pod's mappings, to its last IP, until the Pod is deleted.
+   */
+  readonly completedPublishers: ReadonlyMap<string, readonly { readonly pod: Pod; readonly mapping: PublishedMapping }[]>;
+}
+
+/** A Pod that ran and completed (Succeeded or Failed), its status still showing its last IP. */
+function isCompleted(p: Pod): boolean {
+  return (p.status.phase === 'Succeeded' || p.status.phase === 'Failed') && p.status.podIP !== undefined && p.status.podIP !== '' && p.spec.hostNetwork !== true;
 }
 
 /** A Pod that has an IP and is not done: Succeeded and Failed Pods have released theirs. */
@@ -62,12 +72,14 @@ export function factsMemo(): (view: WorldView) => ClusterFacts {
     }
     const publications = new Map<string, Publication[]>();
     const publishers = new Map<string, { readonly pod: Pod; readonly mapping: PublishedMapping }[]>();
+    const completedPublishers = new Map<string, { readonly pod: Pod; readonly mapping: PublishedMapping }[]>();
     for (const node of view.nodes) {
       const decl = declaredAnnotations(view.agents?.(node.name) ?? []);
       const list: Publication[] = [];
       if (decl.length > 0) {
         for (const p of pods) {
-          if (p.spec.nodeName !== node.name || !isPodLive(p)) continue;
+          const completed = isCompleted(p);
+          if (p.spec.nodeName !== node.name || (!isPodLive(p) && !completed)) continue;
           for (const d of decl) {
             const text = p.metadata.annotations[d.key];
             if (text === undefined) continue;
@@ -78,12 +90,13 @@ export function factsMemo(): (view: WorldView) => ClusterFacts {
               m = safeParse(d, text);
               parsed.set(memoKey, m);
             }
-            list.push({ pod: p, key: d.key, mappings: m, text });
+            if (!completed) list.push({ pod: p, key: d.key, mappings: m, text });
+            const into = completed ? completedPublishers : publishers;
             for (const mapping of m ?? []) {
               const k = `${node.name}|${mapping.protocol}|${mapping.nodePort}`;
-              const l = publishers.get(k) ?? [];
+              const l = into.get(k) ?? [];
               l.push({ pod: p, mapping });
-              publishers.set(k, l);
+              into.set(k, l);
             }
           }
         }
@@ -91,7 +104,7 @@ export function factsMemo(): (view: WorldView) => ClusterFacts {
       publications.set(node.name, list);
     }
     lastPods = pods;
-    last = { holders, publications, publishers };
+    last = { holders, publications, publishers, completedPublishers };
     return last;
   };
 }

@@ -43,6 +43,10 @@ function nodeProblems(view: WorldView, node: string, rules: readonly DnatRule[],
     const holder = facts.holders.get(ip);
     const p = proto(d);
     const publishers = d.dport !== undefined && p !== undefined && annotating ? (facts.publishers.get(`${node}|${p}|${d.dport}`) ?? []) : [];
+    // A completed Pod's own published mapping, to its last IP: kept until the Pod is deleted (as
+    // Antrea's NodePortLocal does, antrea-io/antrea#6531), even once the IP is released or reused.
+    const completedOwn = d.dport !== undefined && p !== undefined && annotating ? (facts.completedPublishers.get(`${node}|${p}|${d.dport}`) ?? []) : [];
+    if (completedOwn.some((x) => x.pod.status.podIP === ip && x.mapping.podPort === d.toPort)) continue;
     if (holder === undefined) {
       const o = view.ipOwner(ip);
       const was = o === undefined ? `no Pod ever had ${ip}` : `${ip} was ${o.pod} (uid ${shortUid(o.uid)})${o.sinceMs !== undefined ? ` from t=${o.sinceMs}ms` : ''}, and no Pod holds it now`;

@@ -1,0 +1,199 @@
+/**
+ * One fast-check generator per scenario action kind (the generator part of each action; its
+ * checks, effect and story lines are its module in `@netsim/sim`'s `actions/`). A generator
+ * returns `undefined` when the cluster gives it nothing to act on (Service actions without
+ * Services; address and `host.run` changes, which depend on a network a scenario describes).
+ *
+ * Beside the action kinds, one composite history: `blind-churn`, a Pod or Service change made
+ * while the watches of a node are in a gap, so the agent learns of it only at the relist (a delete
+ * becomes a `DeletedFinalStateUnknown` tombstone, a same-name recreate one update with a new uid).
+ */
+import fc from 'fast-check';
+import type { Action, ActionKind, PodSpec, PortSpec, ServicePortSpec, ServiceSpec, TimedAction } from '@netsim/sim';
+
+/** What a generator may refer to. */
+export interface GeneratorContext {
+  readonly nodes: readonly string[];
+  /** Pod names are `web-0` … `web-(pool-1)`. */
+  readonly pool: number;
+  readonly labels: Readonly<Record<string, string>>;
+  /** Container ports generated Pods pick from. */
+  readonly ports: readonly PortSpec[];
+  readonly maxPorts: number;
+  /** Services a `service.create` / `.delete` / `.update` starts from (the cluster's and the profile's variants). */
+  readonly services: readonly ServiceSpec[];
+  /** Whole Services `service.create` and `service.update` may use as they are. */
+  readonly serviceVariants: readonly ServiceSpec[];
+  /** Agents running beside the controller under test, by name. */
+  readonly agents: readonly string[];
+}
+
+/**
+ * Histories made of action kinds in a particular shape, which a swarm turns on and weighs like an
+ * action kind: `blind-churn` (a change during a watch gap), `graceful-delete` (a Pod deleted with
+ * a grace period: a window where it terminates and its endpoints are `terminating`),
+ * `relist-storm` (the watches break with 410 again and again), `iptables-outage` (every iptables
+ * command on a node fails for a while: a persistent failure retries must outlast).
+ */
+export const HISTORY_SHAPES = ['blind-churn', 'graceful-delete', 'relist-storm', 'iptables-outage'] as const;
+export type HistoryShape = (typeof HISTORY_SHAPES)[number];
+
+/** A feature a swarm may turn on: an action kind, or a history shape. */
+export type SwarmFeature = ActionKind | HistoryShape;
+
+export function isHistoryShape(f: SwarmFeature): f is HistoryShape {
+  return (HISTORY_SHAPES as readonly string[]).includes(f);
+}
+
+type Gen<K extends ActionKind> = (c: GeneratorContext) => fc.Arbitrary<Extract<Action, { readonly kind: K }>> | undefined;
+
+/** A Pod from the pool on one of the nodes, with 1..maxPorts distinct ports. */
+export function podSpecArbitrary(c: GeneratorContext): fc.Arbitrary<PodSpec> {
+  return fc
+    .record({
+      index: fc.integer({ min: 0, max: c.pool - 1 }),
+      node: fc.constantFrom(...c.nodes),
+      ports: fc.uniqueArray(fc.constantFrom(...c.ports), { minLength: 1, maxLength: Math.min(c.maxPorts, c.ports.length), selector: (p) => `${p.port}/${p.protocol}` }),
+    })
+    .map(({ index, node, ports }) => ({ name: `web-${index}`, node, labels: { ...c.labels }, ports: [...ports].sort((a, b) => a.port - b.port) }));
+}
+
+const podName = (c: GeneratorContext): fc.Arbitrary<string> => fc.integer({ min: 0, max: c.pool - 1 }).map((i) => `web-${i}`);
+const node = (c: GeneratorContext): fc.Arbitrary<string> => fc.constantFrom(...c.nodes);
+const maybeNode = (c: GeneratorContext): fc.Arbitrary<string | undefined> => fc.option(node(c), { nil: undefined });
+const agent = (c: GeneratorContext): fc.Arbitrary<string | undefined> => (c.agents.length === 0 ? fc.constant(undefined) : fc.option(fc.constantFrom(...c.agents), { nil: undefined }));
+
+const NPL_ENABLED = 'nodeportlocal.antrea.io/enabled';
+
+/**
+ * A change of an existing Service, as users make them: a port added, removed or renamed, a
+ * targetPort changed (to another number or a container port's name), the selector changed, the
+ * type or externalTrafficPolicy changed, the NodePortLocal annotation toggled. One to three at once.
+ */
+export function serviceChangeArbitrary(c: GeneratorContext, base: ServiceSpec): fc.Arbitrary<ServiceSpec> {
+  const targets: (number | string)[] = [...new Set([...c.ports.map((p) => p.port), ...c.ports.flatMap((p) => (p.name !== undefined ? [p.name] : [])), 9999])];
+  type Change = (s: ServiceSpec) => ServiceSpec;
+  const used = (s: ServiceSpec): Set<number> => new Set(s.ports.map((p) => p.port));
+  const freePort = (s: ServiceSpec, from: number): number => {
+    let p = from;
+    while (used(s).has(p)) p++;
+    return p;
+  };
+  const named = (ports: readonly ServicePortSpec[]): ServicePortSpec[] => (ports.length > 1 ? ports.map((p, i) => ({ ...p, name: p.name ?? `p${i}` })) : [...ports]);
+  const changes: fc.Arbitrary<Change>[] = [
+    // A port added: one of the Pods' ports, by number or name.
+    fc.record({ t: fc.constantFrom(...c.ports), byName: fc.boolean() }).map(
+      ({ t, byName }): Change =>
+        (s) => ({ ...s, ports: named([...s.ports, { name: `x${s.ports.length}`, port: freePort(s, 80 + s.ports.length), targetPort: byName && t.name !== undefined ? t.name : t.port, protocol: t.protocol }]) }),
+    ),
+    // A port removed (never the last).
+    fc.nat().map((i): Change => (s) => (s.ports.length < 2 ? s : { ...s, ports: named(s.ports.filter((_, k) => k !== i % s.ports.length)) })),
+    // A port renamed.
+    fc.record({ i: fc.nat(), name: fc.constantFrom('web', 'alt', 'metrics') }).map(({ i, name }): Change => (s) => ({ ...s, ports: s.ports.map((p, k) => (k === i % s.ports.length && !s.ports.some((o) => o.name === name) ? { ...p, name } : p)) })),
+    // A targetPort changed: another number, or a container port's name.
+    fc.record({ i: fc.nat(), t: fc.constantFrom(...targets) }).map(({ i, t }): Change => (s) => ({ ...s, ports: s.ports.map((p, k) => (k === i % s.ports.length ? { ...p, targetPort: t } : p)) })),
+    // The selector: another app (selects nothing generated), or back.
+    fc.constantFrom({ app: 'other' }, { ...c.labels }).map((selector): Change => (s) => ({ ...s, selector })),
+    // The type, with a policy that fits it.
+    fc.constantFrom('ClusterIP' as const, 'NodePort' as const, 'LoadBalancer' as const).map((type): Change => (s) => {
+      const { externalTrafficPolicy: _etp, ...rest } = s;
+      const ports = s.ports.map(({ nodePort: _np, ...p }) => p);
+      return type === 'ClusterIP' ? { ...rest, type, ports } : { ...rest, type, ports, ...(s.externalTrafficPolicy !== undefined ? { externalTrafficPolicy: s.externalTrafficPolicy } : {}) };
+    }),
+    // externalTrafficPolicy toggled (NodePort and LoadBalancer only).
+    fc.constant((s: ServiceSpec): ServiceSpec => (s.type === 'NodePort' || s.type === 'LoadBalancer' ? { ...s, externalTrafficPolicy: s.externalTrafficPolicy === 'Local' ? 'Cluster' : 'Local' } : s)),
+    // The NodePortLocal annotation toggled.
+    fc.constant((s: ServiceSpec): ServiceSpec => {
+      const { [NPL_ENABLED]: on, ...others } = s.annotations ?? {};
+      return { ...s, annotations: on === 'true' ? others : { ...others, [NPL_ENABLED]: 'true' } };
+    }),
+  ];
+  return fc.array(fc.oneof(...changes), { minLength: 1, maxLength: 3 }).map((fs) => fs.reduce((s, f) => f(s), base));
+}
+
+/** The generators, by action kind. */
+export const ACTION_GENERATORS: { readonly [K in ActionKind]: Gen<K> } = {
+  'pod.create': (c) => podSpecArbitrary(c).map((pod) => ({ kind: 'pod.create', pod })),
+  'pod.delete': (c) => podName(c).map((name) => ({ kind: 'pod.delete', name })),
+  'pod.recreate': (c) => fc.record({ name: podName(c), gapMs: fc.integer({ min: 0, max: 2000 }) }).map((r) => ({ kind: 'pod.recreate', ...r })),
+  'pod.complete': (c) => fc.record({ name: podName(c), phase: fc.constantFrom('Succeeded' as const, 'Failed' as const) }).map((r) => ({ kind: 'pod.complete', ...r })),
+  'workload.scale': (c) =>
+    fc
+      .record({ replicas: fc.integer({ min: 0, max: c.pool }), nodes: fc.uniqueArray(node(c), { minLength: 1, maxLength: c.nodes.length }), port: fc.constantFrom(...c.ports) })
+      .map((r) => ({ kind: 'workload.scale', name: 'web', replicas: r.replicas, nodes: r.nodes, labels: { ...c.labels }, ports: [r.port] })),
+  'service.create': (c) => {
+    const all = [...c.services, ...c.serviceVariants];
+    return all.length === 0 ? undefined : fc.constantFrom(...all).map((service) => ({ kind: 'service.create', service }));
+  },
+  'service.update': (c) => {
+    const arbs: fc.Arbitrary<ServiceSpec>[] = [];
+    if (c.serviceVariants.length > 0) arbs.push(fc.constantFrom(...c.serviceVariants));
+    for (const s of c.services) arbs.push(serviceChangeArbitrary(c, s));
+    return arbs.length === 0 ? undefined : fc.oneof(...arbs).map((service) => ({ kind: 'service.update', service }));
+  },
+  'service.delete': (c) => {
+    const all = [...c.services, ...c.serviceVariants];
+    return all.length === 0 ? undefined : fc.constantFrom(...all).map((s) => ({ kind: 'service.delete', name: s.name, ...(s.namespace !== undefined ? { namespace: s.namespace } : {}) }));
+  },
+  'agent.crash': (c) => fc.record({ node: node(c), agent: agent(c), restartAfterMs: fc.integer({ min: 0, max: 5000 }) }).map(({ agent: a, ...r }) => ({ kind: 'agent.crash', ...r, ...(a !== undefined ? { agent: a } : {}) })),
+  'agent.restart': (c) => fc.record({ node: node(c), agent: agent(c), downMs: fc.integer({ min: 0, max: 5000 }) }).map(({ agent: a, ...r }) => ({ kind: 'agent.restart', ...r, ...(a !== undefined ? { agent: a } : {}) })),
+  'node.reboot': (c) => fc.record({ node: node(c), downMs: fc.integer({ min: 500, max: 5000 }) }).map((r) => ({ kind: 'node.reboot', ...r })),
+  'watch.gap': (c) => fc.record({ node: maybeNode(c), durationMs: fc.integer({ min: 1, max: 5000 }) }).map(({ node: n, durationMs }) => ({ kind: 'watch.gap', durationMs, ...(n !== undefined ? { node: n } : {}) })),
+  'watch.reset': (c) => maybeNode(c).map((n) => ({ kind: 'watch.reset', ...(n !== undefined ? { node: n } : {}) })),
+  'watch.delay': (c) =>
+    fc.record({ node: maybeNode(c), delayMs: fc.integer({ min: 1, max: 2000 }), durationMs: fc.integer({ min: 1, max: 5000 }) }).map(({ node: n, ...r }) => ({ kind: 'watch.delay', ...r, ...(n !== undefined ? { node: n } : {}) })),
+  'handlers.slow': (c) =>
+    fc.record({ node: maybeNode(c), delayMs: fc.integer({ min: 50, max: 1000 }), durationMs: fc.integer({ min: 500, max: 5000 }) }).map(({ node: n, ...r }) => ({ kind: 'handlers.slow', ...r, ...(n !== undefined ? { node: n } : {}) })),
+  'iptables.lock': (c) => fc.record({ node: node(c), durationMs: fc.integer({ min: 1, max: 3000 }) }).map((r) => ({ kind: 'iptables.lock', ...r })),
+  'iptables.fail': (c) => fc.record({ node: node(c), count: fc.integer({ min: 1, max: 3 }) }).map((r) => ({ kind: 'iptables.fail', ...r })),
+  'iptables.restore-fail': (c) => fc.record({ node: node(c), line: fc.integer({ min: 1, max: 10 }) }).map((r) => ({ kind: 'iptables.restore-fail', ...r })),
+  'iptables.slow': (c) => fc.record({ node: node(c), extraMs: fc.integer({ min: 1, max: 500 }), durationMs: fc.integer({ min: 1, max: 5000 }) }).map((r) => ({ kind: 'iptables.slow', ...r })),
+  'sysctl.set': (c) => fc.record({ host: node(c), value: fc.constantFrom('0', '1', '2') }).map((r) => ({ kind: 'sysctl.set', host: r.host, key: 'net.ipv4.conf.all.rp_filter', value: r.value })),
+  'link.set': (c) => fc.record({ host: node(c), state: fc.constantFrom('down' as const, 'up' as const) }).map((r) => ({ kind: 'link.set', host: r.host, iface: 'eth0', state: r.state })),
+  'addr.add': () => undefined,
+  'addr.del': () => undefined,
+  'route.add': () => undefined,
+  'route.del': () => undefined,
+  'host.run': () => undefined,
+};
+
+/** Timed actions of a history shape, in [start, end]. */
+export function historyShapeArbitrary(shape: HistoryShape, c: GeneratorContext, start: number, end: number): fc.Arbitrary<TimedAction[]> {
+  const at = fc.integer({ min: start, max: end });
+  const one = (action: fc.Arbitrary<Action>): fc.Arbitrary<TimedAction[]> => fc.record({ atMs: at, action }).map((t) => [t]);
+  switch (shape) {
+    case 'blind-churn':
+      return blindChurnArbitrary(c, start, end);
+    case 'graceful-delete':
+      return one(fc.record({ name: podName(c), graceSeconds: fc.constantFrom(1, 2, 5, 10) }).map((r): Action => ({ kind: 'pod.delete', ...r })));
+    case 'relist-storm':
+      return one(fc.record({ node: maybeNode(c), count: fc.integer({ min: 2, max: 5 }), everyMs: fc.integer({ min: 100, max: 1500 }) }).map(({ node: n, ...r }): Action => ({ kind: 'watch.reset', ...r, ...(n !== undefined ? { node: n } : {}) })));
+    case 'iptables-outage':
+      return one(fc.record({ node: node(c), durationMs: fc.integer({ min: 200, max: 4000 }) }).map((r): Action => ({ kind: 'iptables.fail', ...r })));
+  }
+}
+
+/**
+ * `blind-churn`: the watches of one node lose every event for a while, and meanwhile a Pod is
+ * deleted (gracefully or not), recreated under its name, or a Service is deleted; the agent sees
+ * it only when it relists.
+ */
+export function blindChurnArbitrary(c: GeneratorContext, start: number, end: number): fc.Arbitrary<TimedAction[]> {
+  const changes: fc.Arbitrary<Action>[] = [
+    (ACTION_GENERATORS['pod.delete'](c) as fc.Arbitrary<Action>),
+    fc.record({ name: podName(c), gapMs: fc.integer({ min: 0, max: 500 }) }).map((r): Action => ({ kind: 'pod.recreate', ...r })),
+  ];
+  const sdel = ACTION_GENERATORS['service.delete'](c);
+  if (sdel !== undefined) changes.push(sdel);
+  return fc
+    .record({ atMs: fc.integer({ min: start, max: end }), node: node(c), durationMs: fc.integer({ min: 1500, max: 5000 }), offset: fc.integer({ min: 1, max: 1000 }), change: fc.oneof(...changes) })
+    .map(({ atMs, node: n, durationMs, offset, change }) => [
+      { atMs, action: { kind: 'watch.gap', node: n, durationMs } },
+      { atMs: Math.min(end, atMs + Math.min(offset, durationMs - 1)), action: change },
+    ]);
+}
+
+/** Every feature that has a generator in a context (a swarm draws among these). */
+export function generatableFeatures(c: GeneratorContext, among: readonly SwarmFeature[]): SwarmFeature[] {
+  return among.filter((f) => isHistoryShape(f) || ACTION_GENERATORS[f](c) !== undefined);
+}
