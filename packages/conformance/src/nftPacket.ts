@@ -21,7 +21,7 @@ import type { Injection, Lab } from './lab.ts';
 import { diffOutcomes, fromKernel, sortKeys, type Outcome } from './outcome.ts';
 import { PROTO_ICMP, PROTO_TCP, PROTO_UDP } from './packet.ts';
 import { injectedPacket } from './pathModel.ts';
-import { buildNetsimHost, hostSysctls, netsimHostOutcome, replyTo } from './wholeHost.ts';
+import { buildNetsimHost, hostSysctls, netsimHostOutcome, replyTo, type RpFilter } from './wholeHost.ts';
 
 /** The table every case loads (and the reset deletes). */
 export const NFT_TABLE = 'ncf';
@@ -33,7 +33,7 @@ export interface NftPacketCase {
   readonly injection: Injection;
 }
 
-const RP0 = { all: 0, ifaces: { eth0: 0, eth1: 0, vethpod: 0 } };
+const RP0: RpFilter = { all: 0, ifaces: { eth0: 0, eth1: 0, vethpod: 0 } };
 
 type HookName = 'prerouting' | 'input' | 'forward' | 'output' | 'postrouting';
 

@@ -64,7 +64,7 @@ describe.skipIf(!env.ok)('nft packets: @netsim/kernel against the kernel (nft -f
 
   it.skipIf(nftMissing)(`should agree with the kernel on ${NFT_RUNS} generated rulesets and flows (seed ${NFT_SEED})`, () => {
     const r = runNftPacketCampaign(lab, { seed: NFT_SEED, runs: NFT_RUNS });
-    const report = r.disagreements.map((d) => formatNftDisagreement(d.case, d.result, `pnpm conformance:nft --seed ${NFT_SEED} --replay ${d.index}`)).join('\n\n');
+    const report = r.disagreements.map((d) => formatNftDisagreement(d.case, d.result, `pnpm conformance:nft-packets --seed ${NFT_SEED} --replay ${d.index}`)).join('\n\n');
     expect(report).toBe('');
     expect(r.undecided).toEqual([]);
     expect(r.agreed - r.refused).toBeGreaterThan(NFT_RUNS / 2);

@@ -184,6 +184,12 @@ table ip t {
     expect(formatRuleset(host.nftListing)).toContain('ct mark 0x00000000 counter packets 0 bytes 0\n\t\tct mark != 0x00000001 counter packets 0 bytes 0\n\t\tct state invalid counter packets 1 bytes 60');
   });
 
+  it('should let a later rule read the connection mark a ct mark set just wrote (kernel 6.18, conformance seed 5 case 132)', () => {
+    const host = parseHostFile(node('table ip t {\n  chain input {\n    type filter hook input priority 0; policy accept;\n    ct mark set 0x00000002\n    ct mark 0x00000000 counter\n    ct mark 0x00000002 counter\n  }\n}\n'), 'a.host');
+    traceHostPacket(host, pkt({ dport: 22 }), { rng: seeded(1) });
+    expect(formatRuleset(host.nftListing)).toContain('ct mark 0x00000000 counter packets 0 bytes 0\n\t\tct mark 0x00000002 counter packets 1 bytes 60');
+  });
+
   it('should compare tcp flags with != exactly (a SYN,ECE matches != syn), a bare flag being a bit test', () => {
     const host = parseHostFile(node('table ip t {\n  chain input {\n    type filter hook input priority 0; policy accept;\n    tcp flags != syn counter\n    tcp flags syn counter\n  }\n}\n'), 'a.host');
     traceHostPacket(host, pkt({ dport: 22, tcpFlags: 0x42 }), { rng: seeded(1) });

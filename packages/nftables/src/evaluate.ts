@@ -499,7 +499,8 @@ function finishOf(m: Mutable, verdict: NftVerdictKind, extra?: Partial<NftChainR
 const NO_LOGS: readonly string[] = [];
 const NO_TRACE: readonly NftTraceEntry[] = [];
 
-export function evaluateBaseChain(ref: NftBaseChainRef, packet: NftPacket, ctx: NftEvalContext, state: NftEvalState = createNftEvalState()): NftChainResult {
+export function evaluateBaseChain(ref: NftBaseChainRef, packet: NftPacket, context: NftEvalContext, state: NftEvalState = createNftEvalState()): NftChainResult {
+  let ctx = context;
   const table = ref.table;
   const chains = chainIndex(table);
   const m: Mutable = { mark: packet.mark, notrack: false, logs: NO_LOGS as string[], trace: NO_TRACE as NftTraceEntry[] };
@@ -555,6 +556,8 @@ export function evaluateBaseChain(ref: NftBaseChainRef, packet: NftPacket, ctx: 
       }
       applyStatement(s, p, ctx, state, table, rule, m);
       if (s.kind === 'meta-set') p = { ...p, mark: m.mark };
+      // Later matches in the walk read the connection mark just set, as the kernel's ct->mark.
+      else if (s.kind === 'ct-set' && m.ctMark !== undefined && ctx.conntrack.mark !== m.ctMark) ctx = { ...ctx, conntrack: { ...ctx.conntrack, mark: m.ctMark } };
     }
     if (!matched) continue;
     if (verdict === undefined) {
