@@ -29,7 +29,7 @@ export function hostCommandOf(a: HostAction): string {
   }
 }
 
-const story = { 'world.net.command': (e: Parameters<ActionModule['story'][string]>[0]) => storyLine(`on ${str(e['host'])}: ${str(e['command'])}`) };
+const story: ActionModule['story'] = { 'world.net.command': (e: Parameters<ActionModule['story'][string]>[0]) => storyLine(`on ${str(e['host'])}: ${str(e['command'])}`) };
 
 function hostAction<K extends HostAction['kind']>(kind: K, summary: string, check: (c: FieldChecker) => void): ActionModule<K> {
   return defineAction<K>({
