@@ -29,7 +29,10 @@ describe('docs/kube.md', () => {
   it('should show the quick start exactly as the tested example, with its real output', () => {
     const src = readFileSync(fileURLToPath(new URL('./examples/quickstart.ts', import.meta.url)), 'utf8');
     const body = src.slice(src.indexOf('  const out'), src.lastIndexOf('  return out;'));
-    expect(block('example:quickstart').trim()).toBe(body.replace(/^ {2}/gm, '').trim());
+    // The guide's block is a complete program: the example's imports, spelled as a user's
+    // package import, then the example's body.
+    const imports = src.slice(0, src.indexOf('\nexport function')).trim().replace("'../../src/index.ts'", "'@netsim/kube'");
+    expect(block('example:quickstart').trim()).toBe(`${imports}\n\n${body.replace(/^ {2}/gm, '').trim()}`);
     expect(block('output:quickstart')).toBe(quickstart().join('\n'));
   });
 });
