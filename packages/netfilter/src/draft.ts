@@ -56,7 +56,7 @@ export const ZERO: Counters = { packets: 0, bytes: 0 };
 const NO_RULES: readonly Rule[] = [];
 const NO_JUMPS: readonly DraftChain[] = [];
 
-function jumpTarget(rule: Rule): string | undefined {
+export function jumpTarget(rule: Rule): string | undefined {
   const t = rule.target;
   return t !== undefined && (t.kind === 'jump' || t.kind === 'goto') ? t.chain : undefined;
 }

@@ -17,6 +17,7 @@ import type { Command } from 'commander';
 import { IpsetFileError, ipsetNames } from '../ipsetFile.ts';
 import {
   diff,
+  formatCanonical,
   formatDiff,
   writeSave,
   freshRuleset,
@@ -70,6 +71,9 @@ export function rulesetFmt(file: string, opts: { counters?: boolean; iptablesVer
   try {
     const ipsets = setsOf(io, opts.ipset);
     const text = io.readFile(file);
+    // A dump already in iptables-save's form prints as itself: checked without building a
+    // ruleset. Anything else goes through restore, which words every refusal.
+    if (opts.counters !== true && formatCanonical(text, io.stdout, { ipsets })) return 0;
     const ruleset = restore(freshRuleset(), text, {
       file: displayName(file),
       ipsets,
