@@ -1,6 +1,6 @@
 /**
  * Can this machine run the kernel comparison? It needs Linux, root, `ip netns`, the iptables
- * tools, `conntrack` and Python 3 (for the packet pump), and must be allowed to create a network
+ * tools, `conntrack`, `ipset` (the real-world dumps name sets) and Python 3 (for the packet pump), and must be allowed to create a network
  * namespace and load a table into it. (`nsenter` and `sysctl` are not needed.) {@link checkEnvironment} tries exactly that and, when
  * something is missing, says what in one line. `NETSIM_CONFORMANCE=off` skips it on purpose.
  */
@@ -9,7 +9,7 @@ import { createNetns, nextPrefix, releaseNetns } from './netns.ts';
 
 export type EnvironmentCheck = { readonly ok: true } | { readonly ok: false; readonly reason: string };
 
-const TOOLS = ['ip', 'iptables-restore', 'iptables-save', 'conntrack'] as const;
+const TOOLS = ['ip', 'iptables-restore', 'iptables-save', 'conntrack', 'ipset'] as const;
 
 function firstLine(e: unknown): string {
   return (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? '';
@@ -29,7 +29,7 @@ export function checkEnvironment(): EnvironmentCheck {
   if (uid !== 0) return { ok: false, reason: `not running as root (uid ${uid})` };
   const missing: string[] = TOOLS.filter((t) => which(t) === undefined);
   if (pythonPath() === undefined) missing.push('python3');
-  if (missing.length > 0) return { ok: false, reason: `missing ${missing.join(', ')} (Debian: apt-get install iptables conntrack iproute2 python3)` };
+  if (missing.length > 0) return { ok: false, reason: `missing ${missing.join(', ')} (Debian: apt-get install iptables conntrack ipset iproute2 python3)` };
   try {
     run('ip', ['netns', 'list']);
   } catch (e) {
