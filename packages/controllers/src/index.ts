@@ -41,3 +41,5 @@ export { kubeProxyNft, KUBE_PROXY_NFT_FAULTY_FLAW, type KubeProxyNftOptions, typ
 export { kubeProxyNftDeclaration } from './kubeproxynft/declaration.ts';
 export { NFT_BASE_CHAINS, NFT_JUMP_CHAINS, NFT_MASQUERADE_MARK, NftProxier, listedChains, type KubeProxyNftFlaw } from './kubeproxynft/proxier.ts';
 export { KUBE_PROXY_TABLE, hashAndTruncate, isServiceChainName as isNftServiceChainName, servicePortChainNameBase, servicePortEndpointChainNameBase } from './kubeproxynft/names.ts';
+export { flannelNft, flannelNftDeclaration, type FlannelNftVariant } from './flannelnft/index.ts';
+export { FLANNEL_NFT_FORWARD, FLANNEL_NFT_POSTRTG, FLANNEL_NFT_TABLE, NftablesManager, nftMasqRules } from './flannelnft/manager.ts';
