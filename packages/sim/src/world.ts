@@ -119,7 +119,8 @@ function informerNode(name: unknown): string {
 }
 
 /** Where a {@link LiveView} reads the world. */
-interface ViewSource extends Omit<WorldView, 'nowMs' | 'lastDisruptionMs' | 'nodes' | 'settleMs' | 'agents' | 'boots'> {
+interface ViewSource extends Omit<WorldView, 'nowMs' | 'lastDisruptionMs' | 'nodes' | 'settleMs' | 'agents' | 'boots' | 'nftRuleset'> {
+  nftRuleset(node: string): NftRuleset;
   agents(node: string): readonly AgentView[];
   boots(node: string): number;
   nowMs(): number;
@@ -156,6 +157,10 @@ class LiveView implements WorldView {
 
   ruleset(node: string): Ruleset {
     return this.#src.ruleset(node);
+  }
+
+  nftRuleset(node: string): NftRuleset {
+    return this.#src.nftRuleset(node);
   }
 
   pods(): readonly Pod[] {
@@ -441,6 +446,9 @@ export class World {
       },
       ruleset(node) {
         return w.#node(node).rules.get();
+      },
+      nftRuleset(node) {
+        return w.#node(node).nft.get();
       },
       pods() {
         return w.#listCached('Pod');

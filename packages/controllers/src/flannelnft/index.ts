@@ -5,13 +5,15 @@
 import type { Controller, ControllerContext, ControllerDeclaration, JsonObject } from '@netsim/sim';
 import { OptionsReader } from '../options.ts';
 import { DEFAULT_RESYNC_MS, runFlanneld } from '../flannel/manager.ts';
-import { NftablesManager } from './manager.ts';
+import { FLANNEL_NFT_POSTRTG, FLANNEL_NFT_TABLE, NftablesManager } from './manager.ts';
 
 export type FlannelNftVariant = 'faulty' | 'fixed';
 
 /** flanneld's declaration in nftables mode. */
 export function flannelNftDeclaration(resyncMs: number): ControllerDeclaration {
   return {
+    // A base chain on postrouting that holds a masquerade rule once programmed.
+    ownedNftChains: [{ family: 'ip', table: FLANNEL_NFT_TABLE, chain: FLANNEL_NFT_POSTRTG, hook: 'postrouting', requiredStatement: 'masquerade' }],
     maxBackoffMs: resyncMs,
     provides: ['pod-egress-masquerade'],
   };
