@@ -219,6 +219,12 @@ export class NftProxier {
   #lastFullSyncMs = Number.NEGATIVE_INFINITY;
   #lastFingerprints = new Map<string, string>();
   #lastEndpoints = new Map<string, EndpointInfo[]>();
+  /**
+   * UDP endpoints gone since the last successful sync whose flows are still to be cleared: a
+   * failed sync keeps them for the next one (kube-proxy's conntrack clean-up reconciles against the
+   * current endpoints instead; see docs/fidelity.md).
+   */
+  #pendingStaleUdp: { readonly svc: ServicePortInfo; readonly ep: EndpointInfo }[] = [];
   /** Chains flushed as no longer used, and since when. */
   readonly staleChains = new Map<string, number>();
   readonly #clusterIPs = new ElementStorage('set', CLUSTER_IPS_SET);
@@ -355,7 +361,8 @@ export class NftProxier {
     for (const svc of svcPortMap.values()) fingerprints.set(svc.namespacedName, (fingerprints.get(svc.namespacedName) ?? '') + JSON.stringify([svc, endpointsMap.get(svc.key) ?? []]));
     const updated = new Set<string>();
     for (const [nn, fp] of fingerprints) if (this.#lastFingerprints.get(nn) !== fp) updated.add(nn);
-    const staleUdp: { readonly svc: ServicePortInfo; readonly ep: EndpointInfo }[] = [];
+    const staleUdp = this.#pendingStaleUdp;
+    this.#pendingStaleUdp = [];
     for (const svc of svcPortMap.values()) {
       if (svc.protocol !== 'udp') continue;
       const cur = new Set((endpointsMap.get(svc.key) ?? []).map((e) => e.str));
@@ -453,11 +460,14 @@ export class NftProxier {
       // The change trackers are spent and the element storage recorded writes that never
       // happened: only a full sync can recover. The flaw goes on with partial syncs.
       if (this.opts.flaw !== 'partial-sync-after-failure') this.#needFullSync = true;
+      this.#pendingStaleUdp = staleUdp;
       return false;
     }
     this.#needFullSync = false;
     if (!tryPartialSync) this.#lastFullSyncMs = now;
     for (const { svc, ep } of staleUdp) {
+      // Back again since (a failed sync kept it): its flows are current.
+      if ((endpointsMap.get(svc.key) ?? []).some((e) => e.str === ep.str)) continue;
       if (svc.nodePort !== 0) await this.#conntrackDelete(['-p', 'udp', '--dport', String(svc.nodePort), '--dst-nat', ep.ip]);
       await this.#conntrackDelete(['--orig-dst', svc.clusterIP, '--dst-nat', ep.ip, '-p', 'udp']);
     }
