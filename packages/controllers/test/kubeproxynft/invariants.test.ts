@@ -3,7 +3,7 @@
  * (through verdict maps), owned nft chains, and the datapath probes through kube-proxy's table.
  */
 import { describe, expect, it } from 'vitest';
-import { World, builtinInvariants, isCounting, staleDnatAnywhere, ownedChainsStayProgrammed, type Controller, type ControllerContext, type InvariantSource, type ServiceSpec } from '@netsim/sim';
+import { World, builtinInvariants, isCounting, noDuplicateRulesAnywhere, staleDnatAnywhere, ownedChainsStayProgrammed, type Controller, type ControllerContext, type InvariantSource, type ServiceSpec } from '@netsim/sim';
 import { flannelNft, kubeProxyNft } from '../../src/index.ts';
 
 const pod = (name: string, app = 'web') => ({ name, node: 'node-1', labels: { app }, ports: [{ port: 8080, protocol: 'TCP' as const }] });
@@ -46,6 +46,12 @@ describe('built-in invariants over nftables', () => {
     const inv = staleDnatAnywhere();
     const { report } = await runWith(oneShot(DNAT_TO_WEB0.replace('198.18.0.9', '198.18.0.77')), [inv], () => undefined);
     expect(report.status).toBe('ok');
+  });
+
+  it('should find the same nft rule twice in a chain once the node has settled', async () => {
+    const twice = 'add table ip t\nadd chain ip t post { type nat hook postrouting priority srcnat ; }\nadd rule ip t post ip saddr 198.18.0.0/15 counter masquerade\nadd rule ip t post ip saddr 198.18.0.0/15 counter masquerade\n';
+    const { report } = await runWith(oneShot(twice), [noDuplicateRulesAnywhere()], () => undefined);
+    expect(report).toMatchObject({ status: 'violation', violation: { invariant: 'no duplicate rules in any table', message: 'nft ip t post on node-1 holds the same rule twice (rules 1 and 2) (for 2001ms, longer than the 2000ms settle time)' } });
   });
 
   it('should catch flannel-nft:faulty deleting its postrtg chain with its table on restart, and pass flannel-nft:fixed', async () => {
