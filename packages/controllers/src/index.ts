@@ -37,3 +37,9 @@ export {
 export { buildEndpointsMap, buildServicePortMap, categorizeEndpoints, type CategorizedEndpoints, type EndpointInfo, type ServicePortInfo } from './kubeproxy/servicePorts.ts';
 export { writeExternalChain, type ExternalChainContext, type ExternalChainWriter } from './kubeproxy/externalChain.ts';
 export { base32, isServiceChainName, portProtoHash, serviceExternalChain, servicePortEndpointChain, servicePortPolicyClusterChain, servicePortPolicyLocalChain } from './kubeproxy/hash.ts';
+export { kubeProxyNft, KUBE_PROXY_NFT_FAULTY_FLAW, type KubeProxyNftOptions, type KubeProxyNftVariant } from './kubeproxynft/index.ts';
+export { KUBE_PROXY_NFT_OWNED_CHAINS, kubeProxyNftDeclaration } from './kubeproxynft/declaration.ts';
+export { NFT_BASE_CHAINS, NFT_JUMP_CHAINS, NFT_MASQUERADE_MARK, NftProxier, listedChains, type KubeProxyNftFlaw } from './kubeproxynft/proxier.ts';
+export { KUBE_PROXY_TABLE, hashAndTruncate, isServiceChainName as isNftServiceChainName, servicePortChainNameBase, servicePortEndpointChainNameBase } from './kubeproxynft/names.ts';
+export { flannelNft, flannelNftDeclaration, type FlannelNftVariant } from './flannelnft/index.ts';
+export { FLANNEL_NFT_FORWARD, FLANNEL_NFT_POSTRTG, FLANNEL_NFT_TABLE, NftablesManager, nftMasqRules } from './flannelnft/manager.ts';

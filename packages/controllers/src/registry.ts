@@ -3,11 +3,13 @@
  */
 import type { ControllerRegistry } from '@netsim/sim';
 import { flannel } from './flannel/index.ts';
+import { flannelNft } from './flannelnft/index.ts';
 import { kubeProxy } from './kubeproxy/index.ts';
+import { kubeProxyNft } from './kubeproxynft/index.ts';
 import { buildNodePortLocal, nodePortLocal } from './npl/index.ts';
 
 /** Every registered controller name. */
-export const CONTROLLER_NAMES = ['npl:faulty', 'npl:fixed', 'npl:faulty-cleanup-only', 'npl:faulty-ip-only', 'flannel:faulty', 'flannel:fixed', 'kube-proxy:faulty', 'kube-proxy:fixed'] as const;
+export const CONTROLLER_NAMES = ['npl:faulty', 'npl:fixed', 'npl:faulty-cleanup-only', 'npl:faulty-ip-only', 'flannel:faulty', 'flannel:fixed', 'kube-proxy:faulty', 'kube-proxy:fixed', 'kube-proxy-nft:faulty', 'kube-proxy-nft:fixed', 'flannel-nft:faulty', 'flannel-nft:fixed'] as const;
 
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 
@@ -31,6 +33,10 @@ export const CONTROLLERS: ControllerRegistry & { readonly [K in ControllerName]:
   'flannel:fixed': (options) => flannel('fixed', options),
   'kube-proxy:faulty': (options) => kubeProxy('faulty', options),
   'kube-proxy:fixed': (options) => kubeProxy('fixed', options),
+  'kube-proxy-nft:faulty': (options) => kubeProxyNft('faulty', options),
+  'kube-proxy-nft:fixed': (options) => kubeProxyNft('fixed', options),
+  'flannel-nft:faulty': (options) => flannelNft('faulty', options),
+  'flannel-nft:fixed': (options) => flannelNft('fixed', options),
 };
 
 /** True when `name` is a registered controller. */

@@ -218,6 +218,31 @@ export const FUZZ_PROFILES: { readonly [family: string]: FuzzProfile } = {
     // proxy's), and the rules must stay well-formed.
     invariants: [{ kind: 'probes-succeed' }, { kind: 'no-duplicate-rules', table: 'nat' }],
   },
+  // kube-proxy in nftables mode: the same Services and health checks, with failed `nft -f`
+  // transactions among the churn (an injected restore failure fails the next one) and a 3 s
+  // retry, so a sync that fails and its retry both fall inside the horizon.
+  'kube-proxy-nft': {
+    scenarios: {
+      cluster: {
+        nodes: { min: 1, max: 2 },
+        initialPods: 2,
+        services: [
+          { name: 'web', type: 'NodePort', selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP', nodePort: 30080 }, { name: 'dns', port: 53, targetPort: 5353, protocol: 'UDP', nodePort: 30053 }] },
+          { name: 'web-local', type: 'NodePort', externalTrafficPolicy: 'Local', selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP', nodePort: 30081 }, { name: 'dns', port: 53, targetPort: 5353, protocol: 'UDP', nodePort: 30054 }] },
+        ],
+      },
+      pods: { poolSize: 3, maxPorts: 2, ports: PROXY_PORTS },
+      timeline: { kinds: [...POD_CHURN, 'iptables.restore-fail', 'workload.scale'], maxActions: 6 },
+      probes: [{ kind: 'nodeport-health', service: 'web', everyMs: 1000 }],
+      horizonMs: 20_000,
+      settleMs: 3000,
+    },
+    adjust: (s) => {
+      const t = withStableBackend(s);
+      return { ...t, controller: { ...t.controller, options: { syncPeriodMs: 3000, ...t.controller.options } } };
+    },
+    invariants: [{ kind: 'probes-succeed' }],
+  },
 };
 
 /** The profile for a controller name: an exact entry first, then the family before `:`, else the generic swarm. */

@@ -33,6 +33,10 @@ describe('bundled scenarios', () => {
         'nodeport-multi-homed-nodeport-addresses.yaml',
         'nodeport-proxy-defect-one-node.yaml',
         'nodeport-external-policy-local-scale-down.yaml',
+        'nodeport-nft-failed-sync-faulty.yaml',
+        'nodeport-nft-failed-sync-fixed.yaml',
+        'flannel-nft-restart-deletes-table-faulty.yaml',
+        'flannel-nft-restart-deletes-table-fixed.yaml',
       ]),
     );
     for (const f of files.filter((x) => x.endsWith('-faulty.yaml'))) expect(files, f).toContain(f.replace('-faulty.yaml', '-fixed.yaml'));

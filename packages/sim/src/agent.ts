@@ -114,6 +114,22 @@ export interface OwnedChain {
   readonly requiredTarget?: string;
 }
 
+/**
+ * A chain of an nftables table a controller owns: once programmed it must keep its hook (a base
+ * chain), the jumps to it, and a rule with the required statement, at every instant.
+ */
+export interface OwnedNftChain {
+  readonly family: 'ip' | 'inet';
+  readonly table: string;
+  readonly chain: string;
+  /** A base chain: the hook it is on once programmed, e.g. `postrouting`. */
+  readonly hook?: 'prerouting' | 'input' | 'forward' | 'output' | 'postrouting';
+  /** Chains of the same table that jump or go to it once programmed. */
+  readonly jumpedFrom?: readonly string[];
+  /** A statement some rule must hold once programmed: `masquerade`, `snat`, `dnat`, `redirect` or `mark` (`meta mark set`). */
+  readonly requiredStatement?: 'masquerade' | 'snat' | 'dnat' | 'redirect' | 'mark';
+}
+
 /** One mapping a controller publishes for a Pod: node port → Pod port. */
 export interface PublishedMapping {
   readonly protocol: 'TCP' | 'UDP';
@@ -153,6 +169,8 @@ export type DatapathRole =
 /** A controller's declaration (see {@link Controller.declares}). */
 export interface ControllerDeclaration {
   readonly ownedChains?: readonly OwnedChain[];
+  /** Chains of nftables tables it owns (see {@link OwnedNftChain}). */
+  readonly ownedNftChains?: readonly OwnedNftChain[];
   readonly annotations?: readonly PublishedAnnotation[];
   /** The longest delay between two retries of a failed sync (ms); bounds liveness checks. */
   readonly maxBackoffMs?: number;

@@ -37,6 +37,7 @@ export {
   type DeclaredTable,
   type EligiblePort,
   type OwnedChain,
+  type OwnedNftChain,
   type PublishedAnnotation,
   type PublishedMapping,
   type ExitReason,

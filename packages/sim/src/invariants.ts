@@ -60,7 +60,7 @@ export function settled(
   opts: {
     readonly settleMs?: number;
     /**
-     * The problems depend only on the Pods and the nodes' rules: recompute them only when one of
+     * The problems depend only on the Pods and the nodes' rules (iptables and nftables): recompute them only when one of
      * those changed (both are immutable, so identity tells). Most steps change neither.
      */
     readonly dependsOnPodsAndRulesOnly?: boolean;
@@ -78,11 +78,15 @@ export function settled(
         if (opts.dependsOnPodsAndRulesOnly !== true) return problems(view);
         const pods = view.pods();
         const nodes = view.nodes;
-        let same = pods === memoPods && nodes.length === memoRules.length;
-        for (let i = 0; same && i < nodes.length; i++) same = view.ruleset((nodes[i] as { readonly name: string }).name) === memoRules[i];
+        // The iptables and the nftables rulesets of each node, in turn.
+        let same = pods === memoPods && nodes.length * 2 === memoRules.length;
+        for (let i = 0; same && i < nodes.length; i++) {
+          const name = (nodes[i] as { readonly name: string }).name;
+          same = view.ruleset(name) === memoRules[2 * i] && view.nftRuleset?.(name) === memoRules[2 * i + 1];
+        }
         if (same) return memo;
         memoPods = pods;
-        memoRules = nodes.map((n) => view.ruleset(n.name));
+        memoRules = nodes.flatMap((n) => [view.ruleset(n.name), view.nftRuleset?.(n.name)]);
         memo = problems(view);
         return memo;
       },

@@ -5,6 +5,7 @@
  */
 import { formatIpv4, type Rule, type Ruleset, type TableName } from '@netsim/netfilter';
 import type { Pod, Service } from '@netsim/kube';
+import type { Ruleset as NftRuleset } from '@netsim/nftables';
 import type { AgentState, ControllerDeclaration } from './agent.ts';
 
 /** A node as the world built it. */
@@ -59,6 +60,8 @@ export interface WorldView {
   readonly nodes: readonly NodeInfo[];
   /** The node's current rules (its kernel state). */
   ruleset(node: string): Ruleset;
+  /** The node's current nftables ruleset (its kernel state); absent in hand-made views: none. */
+  nftRuleset?(node: string): NftRuleset;
   /** Every Pod in the API server, sorted by key. */
   pods(): readonly Pod[];
   /** Every Service in the API server, sorted by key. */
@@ -115,7 +118,7 @@ export interface DnatRule {
 }
 
 /** `tcp --dport 61001 → 10.244.1.5:8080` */
-export function describeDnat(d: DnatRule): string {
+export function describeDnat(d: Pick<DnatRule, 'proto' | 'dport' | 'toIp' | 'toPort'>): string {
   const proto = d.proto === 6 ? 'tcp ' : d.proto === 17 ? 'udp ' : '';
   const port = d.dport !== undefined ? `--dport ${d.dport} ` : '';
   return `${proto}${port}→ ${d.toIp ?? '?'}${d.toPort !== undefined ? `:${d.toPort}` : ''}`;

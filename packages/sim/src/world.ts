@@ -32,7 +32,7 @@ import { instantiate, type Invariant, type InvariantSource } from './invariants.
 import { isCounting } from './oracles/counting.ts';
 import { isProbing, type ProbeWorld } from './oracles/probes.ts';
 import { NftExecError, createNftHandle, type NftHandleOptions, type NftStore } from './nft.ts';
-import { emptyRuleset as emptyNftRuleset } from '@netsim/nftables';
+import { emptyRuleset as emptyNftRuleset, type Ruleset as NftRuleset } from '@netsim/nftables';
 import { IptablesError, createIptablesHandle, noIptablesFaults, type IptablesBackend, type IptablesFaultState, type IptablesHandleOptions, type RulesetStore } from './iptables.ts';
 import { BUILTIN_HOSTS, ClusterDatapath, EXTERNAL_IP, EXTERNAL_PORT, type ProbeOutcome } from './datapath.ts';
 import { netfilterBackend } from './netfilterBackend.ts';
@@ -119,7 +119,8 @@ function informerNode(name: unknown): string {
 }
 
 /** Where a {@link LiveView} reads the world. */
-interface ViewSource extends Omit<WorldView, 'nowMs' | 'lastDisruptionMs' | 'nodes' | 'settleMs' | 'agents' | 'boots'> {
+interface ViewSource extends Omit<WorldView, 'nowMs' | 'lastDisruptionMs' | 'nodes' | 'settleMs' | 'agents' | 'boots' | 'nftRuleset'> {
+  nftRuleset(node: string): NftRuleset;
   agents(node: string): readonly AgentView[];
   boots(node: string): number;
   nowMs(): number;
@@ -156,6 +157,10 @@ class LiveView implements WorldView {
 
   ruleset(node: string): Ruleset {
     return this.#src.ruleset(node);
+  }
+
+  nftRuleset(node: string): NftRuleset {
+    return this.#src.nftRuleset(node);
   }
 
   pods(): readonly Pod[] {
@@ -442,6 +447,9 @@ export class World {
       ruleset(node) {
         return w.#node(node).rules.get();
       },
+      nftRuleset(node) {
+        return w.#node(node).nft.get();
+      },
       pods() {
         return w.#listCached('Pod');
       },
@@ -696,6 +704,11 @@ export class World {
   /** The node's current rules. */
   ruleset(node: string): Ruleset {
     return this.#node(node).rules.get();
+  }
+
+  /** The node's current nftables ruleset (its kernel state, without counters). */
+  nftRuleset(node: string): NftRuleset {
+    return this.#node(node).nft.get();
   }
 
   /** The node's info (IP, Pod CIDR). */

@@ -3,7 +3,9 @@
  * nat table reachable from a hook) that sends traffic into a node's Pod CIDR must lead to the Pod
  * the traffic is meant for. It is stale when no Pod holds the address any more, when the Pod
  * holding it is not the one the node port was published for (the IP was reused), or when the
- * rule sits in a chain an agent owns and publishes mappings for, and no Pod publishes it.
+ * rule sits in a chain an agent owns and publishes mappings for, and no Pod publishes it. The
+ * same holds for every nftables `dnat to` reachable from a `nat` base chain on prerouting or output
+ * (through jumps, gotos and verdict maps), named `nft FAMILY TABLE CHAIN`.
  */
 import type { Problem } from '../invariants.ts';
 import type { CountingInvariant } from './counting.ts';
@@ -11,12 +13,16 @@ import { settled } from '../invariants.ts';
 import { shortUid } from '../render.ts';
 import { describeDnat, podKey, type DnatRule, type WorldView } from '../view.ts';
 import { declaredAnnotations, factsMemo, podWho, type ClusterFacts } from './facts.ts';
+import { nftReachableDnatMemo } from './nftReachable.ts';
 import { inCidr, reachableDnatMemo } from './reachable.ts';
 
 export const NO_STALE_DNAT = 'no stale DNAT anywhere';
 
 
-function proto(d: DnatRule): 'TCP' | 'UDP' | undefined {
+/** What the check reads of a DNAT rule or an nft `dnat to` statement. */
+type Dnat = Pick<DnatRule, 'chain' | 'proto' | 'dport' | 'toIp' | 'toPort'>;
+
+function proto(d: Dnat): 'TCP' | 'UDP' | undefined {
   return d.proto === 6 ? 'TCP' : d.proto === 17 ? 'UDP' : undefined;
 }
 
@@ -27,7 +33,7 @@ function since(view: WorldView, ip: string): string {
 }
 
 /** The problems of one node's DNAT rules. */
-function nodeProblems(view: WorldView, node: string, rules: readonly DnatRule[], facts: ClusterFacts, cidrs: readonly string[], count: { n: number }): Problem[] {
+function nodeProblems(view: WorldView, node: string, rules: readonly Dnat[], facts: ClusterFacts, cidrs: readonly string[], count: { n: number }): Problem[] {
   const out: Problem[] = [];
   const agents = view.agents?.(node) ?? [];
   // Chains owned by an agent that publishes mappings: their rules must each be published.
@@ -89,6 +95,7 @@ export function staleDnatAnywhere(opts: { readonly settleMs?: number; readonly n
   return () => {
     const facts = factsMemo();
     const dnat = new Map<string, ReturnType<typeof reachableDnatMemo>>();
+    const nftDnat = new Map<string, ReturnType<typeof nftReachableDnatMemo>>();
     const count = { n: 0 };
     const inv = settled(
       opts.name ?? NO_STALE_DNAT,
@@ -103,6 +110,14 @@ export function staleDnatAnywhere(opts: { readonly settleMs?: number; readonly n
             dnat.set(node.name, memo);
           }
           for (const p of nodeProblems(view, node.name, memo(view.ruleset(node.name)), f, cidrs, count)) out.push(p);
+          const nft = view.nftRuleset?.(node.name);
+          if (nft === undefined || nft.tables.length === 0) continue;
+          let nftMemo = nftDnat.get(node.name);
+          if (nftMemo === undefined) {
+            nftMemo = nftReachableDnatMemo();
+            nftDnat.set(node.name, nftMemo);
+          }
+          for (const p of nodeProblems(view, node.name, nftMemo(nft), f, cidrs, count)) out.push(p);
         }
         return out;
       },
