@@ -8,7 +8,7 @@ import type { BaseSpecParsed, Command, DistributiveOmit, Named, RawAtom, RawData
 import { isBitmask, parseNumber, parseTime, SET_TYPE_NAMES } from './datatypes.ts';
 import { automerge, keyId, LocatedError, tokSpan, typeAtom, typeElement, typeToken } from './elements.ts';
 import type { Diagnostic, Span } from './errors.ts';
-import { ScanError, tokenize, type Token } from './lexer.ts';
+import { Lexer, ScanError, type Token } from './lexer.ts';
 import type {
   ChainType,
   DataType,
@@ -186,16 +186,65 @@ export interface ParseOptions {
 
 /** Parses an `nft -f` input. Syntax errors are collected (at most one per rule) rather than thrown. */
 export function parse(text: string, opts: ParseOptions = {}): ParseResult {
-  let tokens: Token[];
+  const toks = new TokenStream(new Lexer(text));
   try {
-    tokens = tokenize(text);
+    const result = new Parser(toks, opts.version ?? '1.0.6').run();
+    // A character the scanner cannot place fails the whole input, wherever it is.
+    toks.scanToEnd();
+    return result;
   } catch (e) {
     if (e instanceof ScanError) {
       return { commands: [], diagnostics: [{ code: 'syntax', span: { line: e.line, col: e.col, endCol: e.col }, message: e.message }] };
     }
     throw e;
   }
-  return new Parser(tokens, opts.version ?? '1.0.6').run();
+}
+
+/**
+ * The tokens the parser looks at, cut on demand: indexes are absolute, tokens behind the parser
+ * are dropped as it moves on (it never looks back), past the end every index is the `eof` token.
+ */
+class TokenStream {
+  private buf: Token[] = [];
+  /** The absolute index of `buf[0]`. */
+  private base = 0;
+  private eof: Token | undefined;
+  first: Token | undefined;
+
+  constructor(private readonly lexer: Lexer) {}
+
+  at(i: number): Token {
+    const k = i - this.base;
+    while (k >= this.buf.length) {
+      if (this.eof !== undefined) return this.eof;
+      const t = this.lexer.next();
+      if (t.kind === 'eof') this.eof = t;
+      this.first ??= t;
+      this.buf.push(t);
+    }
+    return this.buf[k] as Token;
+  }
+
+  slice(from: number, to: number): Token[] {
+    const out: Token[] = [];
+    for (let i = from; i < to; i++) out.push(this.at(i));
+    return out;
+  }
+
+  /** Forgets the tokens before `pos` (every so often, so that dropping them costs little). */
+  release(pos: number): void {
+    const k = pos - this.base;
+    if (k < 512 || k > this.buf.length) return;
+    this.buf = this.buf.slice(k);
+    this.base = pos;
+  }
+
+  scanToEnd(): void {
+    while (this.eof === undefined) {
+      const t = this.lexer.next();
+      if (t.kind === 'eof') this.eof = t;
+    }
+  }
 }
 
 class Parser {
@@ -207,7 +256,7 @@ class Parser {
   private pending: Token[] = [];
 
   constructor(
-    private readonly toks: Token[],
+    private readonly toks: TokenStream,
     private readonly version: NftVersion,
   ) {}
 
@@ -237,21 +286,21 @@ class Parser {
     if (this.pending.length === 0) {
       let clean = true;
       for (let i = 0; i <= k; i++) {
-        if (this.toks[this.pos + i]?.kind === 'var') {
+        if (this.toks.at(this.pos + i).kind === 'var') {
           clean = false;
           break;
         }
       }
-      if (clean) return this.toks[this.pos + k] as Token;
+      if (clean) return this.toks.at(this.pos + k);
     }
     this.fill(k);
-    return (k < this.pending.length ? this.pending[k] : this.toks[this.pos + k - this.pending.length]) as Token;
+    return k < this.pending.length ? (this.pending[k] as Token) : this.toks.at(this.pos + k - this.pending.length);
   }
 
   private fill(k: number): void {
     // Expand variables lazily: a var at the front of what we look at is replaced by its tokens.
     for (let i = 0; i <= k; i++) {
-      const t = i < this.pending.length ? this.pending[i] : this.toks[this.pos + i - this.pending.length];
+      const t = i < this.pending.length ? this.pending[i] : this.toks.at(this.pos + i - this.pending.length);
       if (t?.kind !== 'var') continue;
       const def = (this.defines as Defines)[t.text];
       if (def === undefined) throw new LocatedError(`unknown identifier '${t.text}'`, { line: t.line, col: t.col + 1, endCol: t.endCol });
@@ -268,7 +317,7 @@ class Parser {
   private next(): Token {
     const t = this.peek();
     if (this.pending.length > 0) this.pending.shift();
-    else this.pos++;
+    else this.toks.release(++this.pos);
     this.lastTok = t;
     return t;
   }
@@ -439,7 +488,7 @@ class Parser {
 
   private lastBefore(): Token {
     // The token just consumed (for spans ending a command).
-    return this.lastTok ?? (this.toks[0] as Token);
+    return this.lastTok ?? this.toks.first ?? this.toks.at(0);
   }
 
   /** A top-level command's range: nft's runs through the separator that ends it. */
