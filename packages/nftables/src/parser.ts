@@ -42,6 +42,28 @@ const KEYWORDS: ReadonlySet<string> = new Set([
   'mark', 'iifname', 'oifname', 'iif', 'oif', 'icmp', 'update', 'to', 'with', 'inet', 'size', 'counter', 'state', 'status',
 ]);
 
+/**
+ * The words nft 1.0.6's scanner always reads as keywords (in every scope): none of them can name a
+ * table, chain, set or map ("syntax error, unexpected counter, expecting string"). Found by
+ * offering each of the parser's token names as a chain, set and table name to the real nft.
+ * Other keywords (`saddr`, `filter`, `input`…) are keywords only inside their expression and
+ * are fine as names.
+ */
+const GLOBAL_KEYWORDS: ReadonlySet<string> = new Set([
+  'accept', 'add', 'ah', 'all', 'arp', 'auto-merge', 'bridge', 'cgroup', 'chain', 'comment', 'comp', 'constant',
+  'continue', 'counter', 'cpu', 'create', 'ct', 'day', 'dccp', 'define', 'delete', 'describe', 'device', 'devices',
+  'dnat', 'drop', 'dst', 'dup', 'dynamic', 'ecn', 'element', 'elements', 'esp', 'ether', 'exists', 'expires',
+  'export', 'exthdr', 'fib', 'flags', 'flow', 'flowtable', 'flush', 'frag', 'fwd', 'gc-interval', 'get', 'goto',
+  'handle', 'hbh', 'hook', 'hour', 'ibriport', 'ibrname', 'icmp', 'icmpv6', 'igmp', 'iif', 'iifgroup', 'iifname',
+  'iiftype', 'import', 'include', 'index', 'inet', 'insert', 'interval', 'ip', 'ip6', 'ipsec', 'jhash', 'jump',
+  'limit', 'list', 'log', 'map', 'mark', 'masquerade', 'meta', 'meter', 'mh', 'missing', 'monitor', 'netdev',
+  'nftrace', 'notrack', 'numgen', 'obriport', 'obrname', 'offload', 'oif', 'oifgroup', 'oifname', 'oiftype', 'osf',
+  'pkttype', 'policy', 'position', 'priority', 'queue', 'quota', 'random', 'redefine', 'redirect', 'reject',
+  'rename', 'replace', 'reset', 'return', 'rt', 'rt0', 'rt2', 'rtclassid', 'rule', 'ruleset', 'sctp', 'secmark',
+  'set', 'size', 'skgid', 'skuid', 'snat', 'socket', 'srh', 'symhash', 'synproxy', 'table', 'tcp', 'th', 'time',
+  'timeout', 'tproxy', 'type', 'typeof', 'udp', 'udplite', 'undefine', 'update', 'vlan', 'vmap', 'xt',
+]);
+
 /** How bison names a token in "unexpected X". */
 function tokenName(t: Token): string {
   switch (t.kind) {
@@ -58,7 +80,7 @@ function tokenName(t: Token): string {
     case 'var':
       return 'variable';
     case 'word':
-      return KEYWORDS.has(t.text) ? t.text : 'string';
+      return KEYWORDS.has(t.text) || GLOBAL_KEYWORDS.has(t.text) ? t.text : 'string';
     case 'punct':
       switch (t.text) {
         case ';':
@@ -269,7 +291,18 @@ class Parser {
           this.next();
           continue;
         }
-        this.topLevel();
+        this.tableOpened = false;
+        try {
+          this.topLevel();
+        } catch (e) {
+          // bison's `line: error stmt_separator`: a syntax error in a command outside a table
+          // block drops the rest of its line (braces included) and the next line is read afresh.
+          if (!(e instanceof SyntaxError_) || this.tableOpened) throw e;
+          this.diags.push({ code: e.code, span: e.span, message: e.message });
+          if (this.diags.length >= 10) break;
+          this.skipToSeparator();
+          continue;
+        }
         if (this.diags.length >= 10) break;
       }
     } catch (e) {
@@ -277,6 +310,15 @@ class Parser {
       this.diags.push({ code: e.code, span: e.span, message: e.message, ...(e.related !== undefined && { related: e.related }) });
     }
     return { commands: this.out, diagnostics: this.diags };
+  }
+
+  /** Error recovery up to the next newline or semicolon, whatever comes before it. */
+  private skipToSeparator(): void {
+    for (;;) {
+      const t = this.peek();
+      if (t.kind === 'eof' || this.isSep(t)) return;
+      this.next();
+    }
   }
 
   // ---- token access, with `$var` expansion
@@ -346,9 +388,10 @@ class Parser {
     return t;
   }
 
+  /** A table, chain, set, map or object name: a bare word that is not one of the scanner's keywords (nft 1.0.6 refuses quoted names). */
   private identifier(): Named {
     const t = this.next();
-    if (t.kind !== 'word' && t.kind !== 'string') throw syntax(t, 'string');
+    if (t.kind !== 'word' || GLOBAL_KEYWORDS.has(t.text)) throw syntax(t, 'string');
     return { name: t.text, span: tokSpan(t) };
   }
 
@@ -456,6 +499,12 @@ class Parser {
       case 'import':
         throw new LocatedError(`"${t.text}" commands are not supported in netsim's nft -f input`, tokSpan(t), undefined, 'unsupported');
       default:
+        // bison's `add_cmd: rule_position rule` with the `add` left out: `[FAMILY] TABLE CHAIN
+        // STATEMENTS` adds a rule (so a misspelt command word is read as a table name).
+        if (t.text === 'ip' || t.text === 'inet' || !GLOBAL_KEYWORDS.has(t.text)) {
+          this.pending.unshift(t);
+          return this.ruleCmd('add', t);
+        }
         throw syntax(t);
     }
   }
@@ -477,6 +526,10 @@ class Parser {
   }
 
   private lastTok: Token | undefined;
+  /** Set once the current top-level command's table block opened. */
+  private tableOpened = false;
+  /** Set once a table item's own block opened (errors inside it are not recovered at table level). */
+  private itemOpened = false;
   /** The transport protocol the rule has fixed so far (a header match, or `ip protocol`/`meta l4proto` of one value). */
   private l4: { readonly protos: readonly string[]; readonly span: Span; readonly header?: boolean } | undefined;
   /** The protocol `th` ports are read as: the latest header or single-protocol match. */
@@ -510,6 +563,7 @@ class Parser {
     const rules: Command[] = [];
     if (this.isPunct(this.peek(), '{')) {
       this.next();
+      this.tableOpened = true;
       for (;;) {
         const t = this.peek();
         if (this.isSep(t)) {
@@ -521,6 +575,28 @@ class Parser {
           break;
         }
         this.next();
+        this.itemOpened = false;
+        try {
+          this.tableItem(t, family, name, cmd, chains, rules, objs, sets);
+        } catch (e) {
+          // bison's table-block error recovery, for an error before the item's block opens (an
+          // unknown item word, a keyword or quoted string as a name): the rest of the line goes,
+          // its opening brace too, so a later `}` closes the table.
+          if (!(e instanceof SyntaxError_) || this.itemOpened || this.peek().kind === 'eof') throw e;
+          this.diags.push({ code: e.code, span: e.span, message: e.message });
+          if (this.diags.length >= 10) throw e;
+          this.skipToSeparator();
+        }
+      }
+    }
+    this.out.push({ kind: 'table', op, family, name, ...cmd, span: this.span(start, this.lastBefore()) }, ...sub, ...chains, ...objs, ...sets, ...rules);
+    this.endOfCommand();
+  }
+
+  /** One item of a table block (after its first word, `t`). */
+  private tableItem(t: Token, family: Family, name: Named, cmd: { comment?: string; dormant?: boolean }, chains: Command[], rules: Command[], objs: Command[], sets: Command[]): void {
+    {
+      {
         if (this.isWord(t, 'comment')) {
           const s = this.next();
           if (s.kind !== 'string') throw syntax(s, 'quoted string');
@@ -533,6 +609,7 @@ class Parser {
           this.blockItemEnd();
         } else if (this.isWord(t, 'chain')) {
           const cname = this.identifier();
+          this.itemOpened = true;
           const { chain, body } = this.chainBlock(family, name, cname, t);
           chains.push(chain);
           rules.push(...body);
@@ -541,6 +618,7 @@ class Parser {
           if (this.isWord(t, 'ct')) this.next();
           const kind = t.text === 'ct' ? 'ct helper' : (t.text as 'counter');
           const oname = this.identifier();
+          this.itemOpened = true;
           const obj = this.objectBlock(kind, family, oname);
           objs.push({ kind: 'object', op: 'add', family, table: name, name: oname, obj, span: oname.span });
           this.blockItemEnd();
@@ -548,6 +626,7 @@ class Parser {
           throw new LocatedError(`${t.text === 'ct' ? `ct ${this.peek().text}` : 'flowtable'} objects are not modelled by netsim`, tokSpan(t), undefined, 'unsupported');
         } else if (this.isWord(t, 'set') || this.isWord(t, 'map')) {
           const sname = this.identifier();
+          this.itemOpened = true;
           this.expectPunct('{');
           const decl = this.setBlock(t.text === 'map');
           sets.push({ kind: 'set', op: 'add', family, table: name, name: sname, decl, span: sname.span });
@@ -555,8 +634,6 @@ class Parser {
         } else throw syntax(t);
       }
     }
-    this.out.push({ kind: 'table', op, family, name, ...cmd, span: this.span(start, this.lastBefore()) }, ...sub, ...chains, ...objs, ...sets, ...rules);
-    this.endOfCommand();
   }
 
   private blockItemEnd(): void {
