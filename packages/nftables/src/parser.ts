@@ -139,6 +139,12 @@ const META_KEYS: Readonly<Record<string, DataType>> = {
   ibrname: 'ifname',
   obrname: 'ifname',
 };
+/** Every meta key nft 1.0.6 knows, in the order its "known keys are" message lists them. */
+const NFT_META_KEYS: readonly string[] = [
+  'length', 'protocol', 'priority', 'mark', 'iif', 'oif', 'iifname', 'oifname', 'iiftype', 'oiftype', 'skuid', 'skgid',
+  'nftrace', 'rtclassid', 'secmark', 'nfproto', 'l4proto', 'ibrname', 'obrname', 'pkttype', 'cpu', 'iifgroup', 'oifgroup',
+  'cgroup', 'random', 'ipsec', 'iifkind', 'oifkind', 'ibrpvid', 'ibrvproto', 'time', 'day', 'hour', 'sdif', 'sdifname',
+];
 /** Meta keys that may be written without `meta`. */
 const BARE_META: ReadonlySet<string> = new Set(['mark', 'iifname', 'oifname', 'iif', 'oif', 'pkttype', 'iiftype', 'oiftype', 'skuid', 'skgid', 'nftrace', 'rtclassid', 'ibrname', 'obrname', 'cpu', 'iifgroup', 'oifgroup', 'cgroup', 'random']);
 /** Meta keys nft prints without `meta`. */
@@ -799,7 +805,19 @@ class Parser {
       if (!this.isWord(t)) throw syntax(t);
       switch (t.text) {
         case 'type': {
-          const { types, data } = this.typeList(isMap);
+          let list: ReturnType<Parser['typeList']>;
+          try {
+            list = this.typeList(isMap);
+          } catch (e) {
+            // nft reports an unknown type name and reads on: the set then has no key, which its
+            // evaluation reports too.
+            if (!(e instanceof LocatedError) || e.code !== 'eval' || e instanceof SyntaxError_) throw e;
+            this.diags.push({ code: e.code, span: e.span, message: e.message });
+            if (this.diags.length >= 10) throw e;
+            this.skipLine();
+            break;
+          }
+          const { types, data } = list;
           d.keyType = types;
           if (data !== undefined) d.dataType = data;
           d.typeSpan = tokSpan(t);
@@ -1831,6 +1849,10 @@ class Parser {
     if (t.text === 'meta') {
       const k = this.next();
       const type = this.isWord(k) ? META_KEYS[k.text] : undefined;
+      if (type === undefined && k.kind === 'word' && !NFT_META_KEYS.includes(k.text) && !GLOBAL_KEYWORDS.has(k.text)) {
+        // nft's scanner reads an unknown word after `meta` and names the keys it knows.
+        throw new SyntaxError_(`syntax error, unexpected ${k.text}, known keys are ${NFT_META_KEYS.join(', ')}`, this.span(t, k), undefined, 'syntax');
+      }
       if (type === undefined) throw syntax(k);
       if (k.text === 'nfproto' && family === 'ip') throw new LocatedError('meta nfproto is only useful in the inet family', this.span(t, k));
       return { kind: 'meta', key: k.text, type, bare: PRINT_BARE_META.has(k.text) };
@@ -1940,11 +1962,15 @@ class Parser {
       return { op, right: { kind: 'value', value: { type: 'boolean', n: n.text === 'exists' ? 1 : 0 } } };
     }
     if (isBitmask(type)) {
+      // `(syn | ack)` is the same value as `syn | ack` (nft's parenthesised expression).
+      const paren = this.isPunct(this.peek(), '(');
+      if (paren) this.next();
       const vals: Token[] = [this.next()];
       while (this.isPunct(this.peek(), ',') || this.isPunct(this.peek(), '|')) {
         this.next();
         vals.push(this.next());
       }
+      if (paren) this.expectPunct(')', "')'");
       let v = 0;
       for (const tok of vals) v |= (typeToken(type, tok) as { n: number }).n;
       const value: Value = { type: type as 'ct_state', n: v };
