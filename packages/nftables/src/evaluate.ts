@@ -10,7 +10,8 @@
  * so a datapath can interleave the two as the kernel does when both are loaded.
  */
 import { formatRule } from './listing.ts';
-import type { Chain, ChainType, DataType, Element, Expr, Family, Hook, KeyPart, MapLookup, NatFlag, NatKind, NftSet, Rhs, Rule, Ruleset, Source, Stmt, Table, Value, Verdict } from './types.ts';
+import { compiledTable, NAT, NEXT, NO_LOGS, NOMATCH, REJECT, V_ACCEPT, V_CONTINUE, V_DROP, V_GOTO, V_QUEUE, V_RETURN, type CompiledChain, type Env } from './compiled.ts';
+import type { Chain, ChainType, Family, Hook, NatFlag, NatKind, NftSet, Rule, Ruleset, Stmt, Table, Verdict } from './types.ts';
 
 /** The packet as the chains see it at this hook. */
 export interface NftPacket {
@@ -152,6 +153,10 @@ export function iptablesPriority(table: IptablesTableName, hook: Hook): number {
  * table, then chain creation order.
  */
 export function baseChainsAt(rs: Ruleset, hook: Hook): NftBaseChainRef[] {
+  return [...baseChainsCached(rs, hook)];
+}
+
+function baseChainsCached(rs: Ruleset, hook: Hook): readonly NftBaseChainRef[] {
   let byHook = baseChainCache.get(rs);
   if (byHook === undefined) {
     byHook = new Map();
@@ -162,7 +167,7 @@ export function baseChainsAt(rs: Ruleset, hook: Hook): NftBaseChainRef[] {
     hit = collectBaseChains(rs, hook);
     byHook.set(hook, hit);
   }
-  return [...hit];
+  return hit;
 }
 
 const baseChainCache = new WeakMap<Ruleset, Map<Hook, readonly NftBaseChainRef[]>>(); // tidy-allow: derived from an immutable ruleset; cannot change results
@@ -193,506 +198,183 @@ export function hookSchedule(rs: Ruleset, hook: Hook, iptables: readonly Iptable
   return steps.map((s, i) => ({ s, i })).sort((a, b) => a.s.priority - b.s.priority || a.i - b.i).map((x) => x.s);
 }
 
-// ---- lookups
-
-const CT_BITS: Readonly<Record<CtStateName, number>> = { invalid: 1, established: 2, related: 4, new: 8, untracked: 64 };
-
-type Scalar = number | string | undefined;
-
-function hasPorts(proto: number): boolean {
-  return proto === 6 || proto === 17 || proto === 132 || proto === 33 || proto === 136;
-}
-
-function readExpr(e: Expr, p: NftPacket, ctx: NftEvalContext, st: NftEvalState, rule: Rule): Scalar {
-  switch (e.kind) {
-    case 'payload':
-      switch (e.proto) {
-        case 'ip':
-          return e.field === 'saddr' ? p.saddr : e.field === 'daddr' ? p.daddr : e.field === 'protocol' ? p.protocol : e.field === 'ttl' ? (p.ttl ?? 64) : e.field === 'length' ? (p.length ?? 0) : 0;
-        case 'tcp':
-          if (p.protocol !== 6) return undefined;
-          return e.field === 'sport' ? p.sport : e.field === 'dport' ? p.dport : (p.tcpFlags ?? 0);
-        case 'udp':
-          if (p.protocol !== 17) return undefined;
-          return e.field === 'sport' ? p.sport : p.dport;
-        case 'th':
-          if (!hasPorts(p.protocol)) return undefined;
-          return e.field === 'sport' ? p.sport : p.dport;
-        case 'icmp':
-          if (p.protocol !== 1) return undefined;
-          return e.field === 'type' ? p.icmpType : 0;
-      }
-      return undefined;
-    case 'meta':
-      switch (e.key) {
-        case 'l4proto':
-          return p.protocol;
-        case 'mark':
-          return p.mark;
-        case 'iifname':
-          return p.iifname ?? '';
-        case 'oifname':
-          return p.oifname ?? '';
-        case 'iif':
-          return p.iif ?? 0;
-        case 'oif':
-          return p.oif ?? 0;
-        case 'nfproto':
-          return 2;
-        case 'pkttype':
-          return p.pkttype ?? 0;
-        case 'length':
-          return p.length ?? 0;
-        default:
-          return undefined;
-      }
-    case 'ct':
-      if (e.dir !== undefined) return undefined;
-      if (e.key === 'state') return CT_BITS[ctx.conntrack.state];
-      // Without a connection (before conntrack, untracked, invalid) every other ct key fails the rule (NFT_BREAK).
-      if (ctx.conntrack.state === 'invalid' || ctx.conntrack.state === 'untracked') return undefined;
-      return e.key === 'status' ? ctx.conntrack.status : e.key === 'mark' ? ctx.conntrack.mark : undefined;
-    case 'fib':
-      if (e.result !== 'type') return undefined;
-      return ctx.fibAddrType(e.flags.includes('saddr') ? p.saddr : p.daddr);
-    case 'exthdr':
-      return undefined;
-    case 'numgen': {
-      if (e.mode === 'random') {
-        // The kernel's reciprocal_scale(prandom_u32(), mod): the high bits of r * mod.
-        return Math.floor((ctx.random32() * e.mod) / 4294967296) + e.offset;
-      }
-      const n = st.counters.get(rule) ?? 0;
-      st.counters.set(rule, n + 1);
-      return (n % e.mod) + e.offset;
-    }
-    case 'concat':
-      return undefined;
-    case 'binop': {
-      const l = readExpr(e.left, p, ctx, st, rule);
-      if (typeof l !== 'number') return undefined;
-      const r = (e.right as { n: number }).n;
-      return (e.op === '&' ? l & r : e.op === '|' ? l | r : l ^ r) >>> 0;
-    }
-  }
-}
-
-/** A concatenation's parts, or undefined when one part does not apply to this packet. */
-function readKey(e: Expr, p: NftPacket, ctx: NftEvalContext, st: NftEvalState, rule: Rule): Scalar[] | undefined {
-  const parts = e.kind === 'concat' ? e.parts : [e];
-  const out: Scalar[] = [];
-  for (const part of parts) {
-    const v = readExpr(part, p, ctx, st, rule);
-    if (v === undefined) return undefined;
-    out.push(v);
-  }
-  return out;
-}
-
-function valueScalar(v: Value): Scalar {
-  return v.type === 'ifname' ? v.s : v.type === 'verdict' ? undefined : v.n;
-}
-
-/** A lookup key: the value itself for one part, the parts joined for a concatenation. */
-function keyString(parts: readonly Scalar[]): string | number {
-  if (parts.length === 1) {
-    const v = parts[0];
-    return typeof v === 'string' ? `"${v}` : (v ?? -1);
-  }
-  let s = '';
-  for (const v of parts) s += typeof v === 'string' ? `"${v}\u0001` : `${v}\u0001`;
-  return s;
-}
-
-function ifnameMatches(pattern: string, name: string): boolean {
-  return pattern.endsWith('*') ? name.startsWith(pattern.slice(0, -1)) : pattern === name;
-}
-
-/** Exact keys as nested maps, one level per concatenated part (no string building per packet). */
-type ExactIndex = Map<string | number | undefined, ExactIndex | Element>;
-
-interface SetIndex {
-  /** Exact keys (no intervals, no wildcards). */
-  readonly exact: ExactIndex;
-  readonly parts: number;
-  /** Elements that need a scan: intervals and interface-name wildcards. */
-  readonly scan: readonly Element[];
-}
-
-const indexes = new WeakMap<readonly Element[], SetIndex>(); // tidy-allow: a lookup index derived from immutable elements; cannot change results
-
-function indexOf(elements: readonly Element[]): SetIndex {
-  let ix = indexes.get(elements);
-  if (ix === undefined) {
-    const exact: ExactIndex = new Map();
-    const scan: Element[] = [];
-    let parts = 0;
-    for (const el of elements) {
-      const needsScan = el.key.some((k) => k.kind === 'range' || (k.value.type === 'ifname' && k.value.s.endsWith('*')));
-      if (needsScan) {
-        scan.push(el);
-        continue;
-      }
-      const key = el.key.map((k) => valueScalar((k as Extract<KeyPart, { kind: 'value' }>).value));
-      parts = key.length;
-      let m = exact;
-      for (let i = 0; i < key.length - 1; i++) {
-        let next = m.get(key[i]) as ExactIndex | undefined;
-        if (next === undefined) {
-          next = new Map();
-          m.set(key[i], next);
-        }
-        m = next;
-      }
-      m.set(key[key.length - 1], el);
-    }
-    ix = { exact, parts, scan };
-    indexes.set(elements, ix);
-  }
-  return ix;
-}
-
-function partMatches(k: KeyPart, v: Scalar): boolean {
-  if (k.kind === 'range') return typeof v === 'number' && v >= k.lo && v <= k.hi;
-  const want = valueScalar(k.value);
-  if (k.value.type === 'ifname' && typeof v === 'string') return ifnameMatches(k.value.s, v);
-  return want === v;
-}
-
-function lookup(elements: readonly Element[], key: readonly Scalar[]): Element | undefined {
-  const ix = indexOf(elements);
-  if (ix.parts === key.length) {
-    let m: ExactIndex | Element | undefined = ix.exact;
-    for (let i = 0; i < key.length && m !== undefined; i++) m = (m as ExactIndex).get(key[i]);
-    if (m !== undefined) return m as Element;
-  }
-  if (ix.scan.length === 0) return undefined;
-  return ix.scan.find((el) => el.key.every((k, i) => partMatches(k, key[i])));
-}
-
-const setIndexes = new WeakMap<Table, Map<string, NftSet>>(); // tidy-allow: a name index derived from an immutable table; cannot change results
-
-function findSet(table: Table, name: string): NftSet | undefined {
-  let ix = setIndexes.get(table);
-  if (ix === undefined) {
-    ix = new Map(table.sets.map((set) => [set.name, set]));
-    setIndexes.set(table, ix);
-  }
-  return ix.get(name);
-}
-
-function inNamedSet(table: Table, name: string, key: readonly Scalar[], st: NftEvalState): Element | undefined | true {
-  const set = findSet(table, name);
-  if (set === undefined) return undefined;
-  const hit = lookup(set.elements, key);
-  if (hit !== undefined) return hit;
-  return st.dynamic.get(set)?.has(keyString(key)) === true ? true : undefined;
-}
-
-function matchRhs(s: Extract<Stmt, { kind: 'match' }>, p: NftPacket, ctx: NftEvalContext, st: NftEvalState, table: Table, rule: Rule): boolean {
-  const key = readKey(s.left, p, ctx, st, rule);
-  if (key === undefined) return false;
-  const r: Rhs = s.right;
-  const neg = s.op === '!=';
-  const x = key[0];
-  switch (r.kind) {
-    case 'value': {
-      const want = valueScalar(r.value);
-      if (typeof x === 'number' && typeof want === 'number') {
-        // A bare flag is a bit test; `!=` and `==` compare the whole value (`tcp flags != syn` matches SYN,ACK).
-        if (isFlagType(r.value.type) && s.op === 'implicit') return (x & want) !== 0;
-        switch (s.op) {
-          case '<':
-            return x < want;
-          case '>':
-            return x > want;
-          case '<=':
-            return x <= want;
-          case '>=':
-            return x >= want;
-          case '!=':
-            return x !== want;
-          case 'implicit':
-          case '==':
-            return x === want;
-        }
-      }
-      if (typeof x === 'string' && r.value.type === 'ifname') return ifnameMatches(r.value.s, x) !== neg;
-      return (x === want) !== neg;
-    }
-    case 'values':
-      return r.values.some((v) => valueScalar(v) === x) !== neg;
-    case 'range':
-      return (typeof x === 'number' && x >= r.lo && x <= r.hi) !== neg;
-    case 'prefix': {
-      const mask = r.len === 0 ? 0 : (0xffffffff << (32 - r.len)) >>> 0;
-      return (typeof x === 'number' && ((x & mask) >>> 0) === r.addr) !== neg;
-    }
-    case 'mask':
-      return (typeof x === 'number' && (x & (r.mask as { n: number }).n) === (r.value as { n: number }).n) !== neg;
-    case 'set':
-      return (lookup(r.elements, key) !== undefined) !== neg;
-    case 'setref':
-      return (inNamedSet(table, r.name, key, st) !== undefined) !== neg;
-  }
-}
-
-function isFlagType(t: DataType): boolean {
-  return t === 'ct_state' || t === 'ct_status' || t === 'tcp_flag';
-}
-
-function mapData(l: MapLookup, p: NftPacket, ctx: NftEvalContext, st: NftEvalState, table: Table, rule: Rule): readonly Value[] | undefined {
-  const key = readKey(l.key, p, ctx, st, rule);
-  if (key === undefined) return undefined;
-  const els = l.map.kind === 'anon' ? l.map.elements : (findSet(table, l.map.name)?.elements ?? []);
-  return lookup(els, key)?.data;
-}
-
-function sourceValue(s: Source, p: NftPacket, ctx: NftEvalContext, st: NftEvalState, table: Table, rule: Rule): number | undefined {
-  switch (s.kind) {
-    case 'value':
-      return valueScalar(s.value) as number;
-    case 'expr': {
-      const v = readExpr(s.expr, p, ctx, st, rule);
-      return typeof v === 'number' ? v : undefined;
-    }
-    case 'map': {
-      const d = mapData(s.lookup, p, ctx, st, table, rule);
-      return d === undefined ? undefined : (valueScalar(d[0] as Value) as number);
-    }
-  }
-}
-
 // ---- the walk
 
-interface Frame {
-  readonly chain: Chain;
-  index: number;
-}
-
-interface Mutable {
-  mark: number;
-  ctMark?: number;
-  nat?: NftNatRequest;
-  notrack: boolean;
-  logs: string[];
-  trace: NftTraceEntry[];
-}
-
 const MAX_DEPTH = 16;
+const NO_TRACE: readonly NftTraceEntry[] = [];
+
+/** How a base chain ended: accept (also by NAT), drop, reject, its policy, or unsupported. */
+const END_ACCEPT = 0;
+const END_DROP = 1;
+const END_REJECT = 2;
+const END_UNSUPPORTED = 3;
+
+function traceRuleOf(env: Env, ref: NftBaseChainRef, cc: CompiledChain, i: number, verdict: string): void {
+  const rule = cc.rules[i] as Rule;
+  let text = cc.texts[i];
+  if (text === undefined) {
+    text = formatRule(rule, ref.family);
+    cc.texts[i] = text;
+  }
+  env.trace.push({ family: ref.family, table: ref.table.name, chain: cc.chain.name, kind: 'rule', handle: rule.handle, rule: text, verdict });
+}
+
+/**
+ * The walk state for one evaluation. The one kept per evaluation state is reused packet after
+ * packet (no allocation on the hot path); a nested evaluation (from inside a callback) gets its own.
+ */
+function takeEnv(packet: NftPacket, context: NftEvalContext, state: NftEvalState): Env {
+  let env = envs.get(state);
+  if (env === undefined || env.busy) {
+    const fresh: Env = {
+      p: packet,
+      ctx: context,
+      st: state,
+      mark: packet.mark,
+      ctMark: undefined,
+      nat: undefined,
+      notrack: false,
+      logs: NO_LOGS as string[],
+      verdict: undefined,
+      target: null,
+      reject: undefined,
+      chains: [],
+      next: [],
+      trace: NO_TRACE as NftTraceEntry[],
+      busy: false,
+      why: '',
+    };
+    if (env === undefined) envs.set(state, fresh);
+    env = fresh;
+  }
+  env.busy = true;
+  env.p = packet;
+  env.ctx = context;
+  env.mark = packet.mark;
+  env.ctMark = undefined;
+  env.nat = undefined;
+  env.notrack = false;
+  env.logs = NO_LOGS as string[];
+  env.verdict = undefined;
+  env.target = null;
+  env.reject = undefined;
+  env.trace = context.trace === true ? [] : (NO_TRACE as NftTraceEntry[]);
+  return env;
+}
+
+/** Lets go of an evaluation's walk state (and of the packet and results it holds). */
+function releaseEnv(env: Env): void {
+  env.busy = false;
+  env.chains.fill(undefined);
+  env.verdict = undefined;
+  env.target = null;
+  env.logs = NO_LOGS as string[];
+  env.trace = NO_TRACE as NftTraceEntry[];
+}
+
+const envs = new WeakMap<NftEvalState, Env>(); // tidy-allow: scratch space reset at the start and end of every evaluation; cannot change results
+
+
+/**
+ * Walks one base chain with `env` (its packet, context and per-chain fields already set). A
+ * policy ends as accept or drop.
+ */
+function runChain(ref: NftBaseChainRef, env: Env): number {
+  const ct = compiledTable(ref.table);
+  const tracing = env.trace !== NO_TRACE;
+  // The stack keeps its capacity from packet to packet: `depth` says how much of it is in use.
+  const chains = env.chains;
+  const next = env.next;
+  let depth = 1;
+  chains[0] = ct.chain(ref.chain);
+  next[0] = 0;
+  for (;;) {
+    const top = depth - 1;
+    const cc = chains[top] as CompiledChain;
+    const i = (next[top] as number)++;
+    const run = cc.runs[i];
+    if (run === undefined) {
+      depth--;
+      if (depth === 0) return policyEnd(ref, env, cc.chain);
+      if (tracing) env.trace.push({ family: ref.family, table: ref.table.name, chain: cc.chain.name, kind: 'return', verdict: 'continue' });
+      continue;
+    }
+    const code = run(env);
+    switch (code) {
+      case NOMATCH:
+        continue;
+      case NEXT:
+        // The kernel traces every rule that ran to its end, a rule without a verdict as `continue`.
+        if (tracing) traceRuleOf(env, ref, cc, i, 'continue');
+        continue;
+      case REJECT:
+        if (tracing) traceRuleOf(env, ref, cc, i, 'drop');
+        return END_REJECT;
+      case NAT:
+        if (tracing) traceRuleOf(env, ref, cc, i, 'accept');
+        return END_ACCEPT;
+    }
+    if (tracing) traceRuleOf(env, ref, cc, i, verdictText(env.verdict as Verdict));
+    switch (code) {
+      case V_ACCEPT:
+        return END_ACCEPT;
+      case V_DROP:
+        return END_DROP;
+      case V_QUEUE:
+        env.why = 'queue: userspace queues are not modelled';
+        return END_UNSUPPORTED;
+      case V_CONTINUE:
+        continue;
+      case V_RETURN:
+        depth--;
+        if (depth === 0) return policyEnd(ref, env, ref.chain);
+        continue;
+      default: {
+        // jump, goto
+        const target = env.target;
+        if (target === null || depth >= MAX_DEPTH) {
+          env.why = `jump to ${(env.verdict as { chain: string }).chain} cannot be followed`;
+          return END_UNSUPPORTED;
+        }
+        if (code === V_GOTO) depth--;
+        chains[depth] = target;
+        next[depth] = 0;
+        depth++;
+      }
+    }
+  }
+}
+
+function policyEnd(ref: NftBaseChainRef, env: Env, chain: Chain): number {
+  const policy = ref.chain.base?.policy ?? 'accept';
+  if (env.trace !== NO_TRACE) env.trace.push({ family: ref.family, table: ref.table.name, chain: chain.name, kind: 'policy', verdict: policy });
+  return policy === 'drop' ? END_DROP : END_ACCEPT;
+}
+
+const END_VERDICT: readonly NftVerdictKind[] = ['accept', 'drop', 'reject', 'unsupported'];
 
 /**
  * Runs one base chain on a packet. `accept` ends this chain only (later base chains at the hook
- * still run); `drop` and `reject` end the hook. A NAT statement accepts, as in the kernel.
+ * still run); `drop` and `reject` end the hook. A NAT statement accepts, as in the kernel. The
+ * chains run in their compiled form (closures built once per table, see `compiled.ts`).
  */
-function traceRuleOf(ctx: NftEvalContext, m: Mutable, ref: NftBaseChainRef, chain: Chain, rule: Rule, verdict: string): void {
-  if (ctx.trace === true) m.trace.push({ family: ref.family, table: ref.table.name, chain: chain.name, kind: 'rule', handle: rule.handle, rule: formatRule(rule, ref.family), verdict });
-}
-
-function finishOf(m: Mutable, verdict: NftVerdictKind, extra?: Partial<NftChainResult>): NftChainResult {
-  const r: { -readonly [K in keyof NftChainResult]: NftChainResult[K] } = { verdict, mark: m.mark, notrack: m.notrack, logs: m.logs, trace: m.trace };
-  if (m.ctMark !== undefined) r.ctMark = m.ctMark;
-  if (m.nat !== undefined) r.nat = m.nat;
-  return extra === undefined ? r : { ...r, ...extra };
-}
-
-const NO_LOGS: readonly string[] = [];
-const NO_TRACE: readonly NftTraceEntry[] = [];
-
 export function evaluateBaseChain(ref: NftBaseChainRef, packet: NftPacket, context: NftEvalContext, state: NftEvalState = createNftEvalState()): NftChainResult {
-  let ctx = context;
-  const table = ref.table;
-  const chains = chainIndex(table);
-  const m: Mutable = { mark: packet.mark, notrack: false, logs: NO_LOGS as string[], trace: NO_TRACE as NftTraceEntry[] };
-  if (ctx.trace === true) m.trace = [];
-  let p = packet;
-  const stack: Frame[] = [{ chain: ref.chain, index: 0 }];
-  for (;;) {
-    const frame = stack[stack.length - 1];
-    if (frame === undefined) break;
-    const rule = frame.chain.rules[frame.index++];
-    if (rule === undefined) {
-      stack.pop();
-      if (stack.length === 0) {
-        const policy = ref.chain.base?.policy ?? 'accept';
-        if (ctx.trace === true) m.trace.push({ family: ref.family, table: table.name, chain: frame.chain.name, kind: 'policy', verdict: policy });
-        return finishOf(m, policy);
-      }
-      if (ctx.trace === true) m.trace.push({ family: ref.family, table: table.name, chain: frame.chain.name, kind: 'return', verdict: 'continue' });
-      continue;
-    }
-    let verdict: Verdict | undefined;
-    let matched = true;
-    for (const s of rule.stmts) {
-      if (s.kind === 'match') {
-        if (!matchRhs(s, p, ctx, state, table, rule)) {
-          matched = false;
-          break;
-        }
-        continue;
-      }
-      if (s.kind === 'verdict') {
-        verdict = s.verdict;
-        break;
-      }
-      if (s.kind === 'vmap') {
-        const d = mapData(s.lookup, p, ctx, state, table, rule);
-        const v = d?.[0];
-        if (v === undefined || v.type !== 'verdict') {
-          matched = false;
-          break;
-        }
-        verdict = v.v;
-        break;
-      }
-      if (s.kind === 'reject') {
-        traceRuleOf(ctx, m, ref, frame.chain, rule, 'drop');
-        return finishOf(m, 'reject', s.with !== undefined ? { reject: s.with } : {});
-      }
-      if (s.kind === 'nat') {
-        m.nat = natRequest(s, p, ctx, state, table, rule);
-        traceRuleOf(ctx, m, ref, frame.chain, rule, 'accept');
-        return finishOf(m, 'accept');
-      }
-      applyStatement(s, p, ctx, state, table, rule, m);
-      if (s.kind === 'meta-set') p = { ...p, mark: m.mark };
-      // Later matches in the walk read the connection mark just set, as the kernel's ct->mark.
-      else if (s.kind === 'ct-set' && m.ctMark !== undefined && ctx.conntrack.mark !== m.ctMark) ctx = { ...ctx, conntrack: { ...ctx.conntrack, mark: m.ctMark } };
-    }
-    if (!matched) continue;
-    if (verdict === undefined) {
-      // The kernel traces every rule that ran to its end, a rule without a verdict as `continue`.
-      if (ctx.trace === true) traceRuleOf(ctx, m, ref, frame.chain, rule, 'continue');
-      continue;
-    }
-    if (ctx.trace === true) traceRuleOf(ctx, m, ref, frame.chain, rule, verdictText(verdict));
-    switch (verdict.kind) {
-      case 'accept':
-        return finishOf(m, 'accept');
-      case 'drop':
-        return finishOf(m, 'drop');
-      case 'queue':
-        return finishOf(m, 'unsupported', { unsupported: 'queue: userspace queues are not modelled' });
-      case 'continue':
-        continue;
-      case 'return':
-        stack.pop();
-        if (stack.length === 0) {
-          const policy = ref.chain.base?.policy ?? 'accept';
-          if (ctx.trace === true) m.trace.push({ family: ref.family, table: table.name, chain: ref.chain.name, kind: 'policy', verdict: policy });
-          return finishOf(m, policy);
-        }
-        continue;
-      case 'jump':
-      case 'goto': {
-        const target = jumpTarget(chains, verdict);
-        if (target === undefined || stack.length >= MAX_DEPTH) return finishOf(m, 'unsupported', { unsupported: `jump to ${verdict.chain} cannot be followed` });
-        if (verdict.kind === 'goto') stack.pop();
-        stack.push({ chain: target, index: 0 });
-        continue;
-      }
-    }
+  const env = takeEnv(packet, context, state);
+  try {
+    const end = runChain(ref, env);
+    const r: { -readonly [K in keyof NftChainResult]: NftChainResult[K] } = { verdict: END_VERDICT[end] as NftVerdictKind, mark: env.mark, notrack: env.notrack, logs: env.logs, trace: env.trace };
+    if (env.ctMark !== undefined) r.ctMark = env.ctMark;
+    if (env.nat !== undefined) r.nat = env.nat;
+    if (end === END_REJECT && env.reject !== undefined) r.reject = env.reject;
+    if (end === END_UNSUPPORTED) r.unsupported = env.why;
+    return r;
+  } finally {
+    releaseEnv(env);
   }
-  return finishOf(m, 'accept');
-}
-
-/** A table's chains by name, and jump targets resolved once per verdict object (no string hashing per packet). */
-interface ChainIndex {
-  readonly byName: Map<string, Chain>;
-  readonly byVerdict: WeakMap<Verdict, Chain | null>;
-}
-
-const chainIndexes = new WeakMap<Table, ChainIndex>(); // tidy-allow: a name index derived from an immutable table; cannot change results
-function chainIndex(t: Table): ChainIndex {
-  let ix = chainIndexes.get(t);
-  if (ix === undefined) {
-    ix = { byName: new Map(t.chains.map((c) => [c.name, c])), byVerdict: new WeakMap() };
-    chainIndexes.set(t, ix);
-  }
-  return ix;
-}
-
-function jumpTarget(ix: ChainIndex, v: Extract<Verdict, { kind: 'jump' | 'goto' }>): Chain | undefined {
-  let c = ix.byVerdict.get(v);
-  if (c === undefined) {
-    c = ix.byName.get(v.chain) ?? null;
-    ix.byVerdict.set(v, c);
-  }
-  return c ?? undefined;
 }
 
 function verdictText(v: Verdict): string {
   return v.kind === 'jump' || v.kind === 'goto' ? `${v.kind} ${v.chain}` : v.kind;
-}
-
-function natRequest(s: Extract<Stmt, { kind: 'nat' }>, p: NftPacket, ctx: NftEvalContext, st: NftEvalState, table: Table, rule: Rule): NftNatRequest {
-  let addr: { lo: number; hi: number } | undefined;
-  if (s.addr !== undefined) {
-    if (s.addr.kind === 'range') addr = { lo: s.addr.lo, hi: s.addr.hi };
-    else {
-      const a = sourceValue(s.addr, p, ctx, st, table, rule);
-      if (a !== undefined) addr = { lo: a, hi: a };
-    }
-  }
-  return { kind: s.nat, ...(addr !== undefined && { addr }), ...(s.port !== undefined && { port: s.port }), flags: s.flags };
-}
-
-function applyStatement(s: Stmt, p: NftPacket, ctx: NftEvalContext, st: NftEvalState, table: Table, rule: Rule, m: Mutable): void {
-  switch (s.kind) {
-    case 'counter': {
-      // The ruleset value stays as loaded; the counts live in the state, as the kernel's per-rule counters.
-      const c = st.counts.get(s);
-      if (c === undefined) st.counts.set(s, { packets: 1, bytes: p.length ?? 0 });
-      else {
-        c.packets++;
-        c.bytes += p.length ?? 0;
-      }
-      return;
-    }
-    case 'limit':
-      // Limits are taken as under their rate.
-      return;
-    case 'log':
-      if (m.logs === NO_LOGS) m.logs = [];
-      m.logs.push(s.prefix ?? '');
-      return;
-    case 'meta-set': {
-      const v = sourceValue(s.source, p, ctx, st, table, rule);
-      if (v !== undefined) m.mark = v >>> 0;
-      return;
-    }
-    case 'ct-set': {
-      const v = sourceValue(s.source, p, ctx, st, table, rule);
-      if (v !== undefined) m.ctMark = v >>> 0;
-      return;
-    }
-    case 'notrack':
-      m.notrack = true;
-      return;
-    case 'set-update': {
-      const set = findSet(table, s.set);
-      const key = readKey(s.key, p, ctx, st, rule);
-      if (set === undefined || key === undefined) return;
-      let members = st.dynamic.get(set);
-      if (members === undefined) {
-        members = new Set();
-        st.dynamic.set(set, members);
-      }
-      members.add(keyString(key));
-      return;
-    }
-    case 'match':
-    case 'verdict':
-    case 'vmap':
-    case 'reject':
-    case 'nat':
-    case 'quota': // Kept for listing, not modelled: quotas and connection counts are never reached, field writes not applied.
-    case 'ct-count':
-    case 'field-set':
-    case 'synproxy':
-    case 'objref':
-      return;
-  }
 }
 
 /** The result of a whole hook's nft base chains (no iptables tables). */
@@ -713,34 +395,43 @@ export interface NftHookResult {
  * decision at a hook wins (later nat chains are skipped), as in the kernel.
  */
 export function evaluateHook(rs: Ruleset, packet: NftPacket, ctx: NftEvalContext, state: NftEvalState = createNftEvalState()): NftHookResult {
-  let p = packet;
-  let ctMark: number | undefined;
-  let nat: NftNatRequest | undefined;
-  let notrack = false;
-  const trace: NftTraceEntry[] = [];
-  for (const ref of baseChainsAt(rs, ctx.hook)) {
-    if (ref.type === 'nat' && (ctx.conntrack.state !== 'new' || nat !== undefined)) continue;
-    const c = ctMark === undefined ? ctx : { ...ctx, conntrack: { ...ctx.conntrack, mark: ctMark } };
-    const r = evaluateBaseChain(ref, p, c, state);
-    if (r.trace.length > 0) trace.push(...r.trace);
-    if (r.mark !== p.mark) p = { ...p, mark: r.mark };
-    if (r.ctMark !== undefined) ctMark = r.ctMark;
-    if (r.nat !== undefined) nat = r.nat;
-    notrack ||= r.notrack;
-    if (r.verdict !== 'accept') {
-      return {
-        verdict: r.verdict,
-        ...(r.reject !== undefined && { reject: r.reject }),
-        mark: p.mark,
-        ...(ctMark !== undefined && { ctMark }),
-        ...(nat !== undefined && { nat }),
-        notrack,
-        trace,
-        ...(r.unsupported !== undefined && { unsupported: r.unsupported }),
-      };
+  // One walk state for every chain of the hook; each chain starts from what the earlier ones left.
+  const env = takeEnv(packet, ctx, state);
+  try {
+    let ctMark: number | undefined;
+    let nat: NftNatRequest | undefined;
+    let notrack = false;
+    for (const ref of baseChainsCached(rs, ctx.hook)) {
+      if (ref.type === 'nat' && (ctx.conntrack.state !== 'new' || nat !== undefined)) continue;
+      env.ctx = ctMark === undefined ? ctx : { ...ctx, conntrack: { ...ctx.conntrack, mark: ctMark } };
+      env.mark = env.p.mark;
+      env.ctMark = undefined;
+      env.nat = undefined;
+      env.notrack = false;
+      env.reject = undefined;
+      const end = runChain(ref, env);
+      if (env.ctMark !== undefined) ctMark = env.ctMark;
+      if (env.nat !== undefined) nat = env.nat;
+      notrack ||= env.notrack;
+      if (end !== END_ACCEPT) return hookResult(END_VERDICT[end] as NftVerdictKind, env, ctMark, nat, notrack, end === END_REJECT ? env.reject : undefined, end === END_UNSUPPORTED ? env.why : undefined);
     }
+    return hookResult('accept', env, ctMark, nat, notrack, undefined, undefined);
+  } finally {
+    releaseEnv(env);
   }
-  return { verdict: 'accept', mark: p.mark, ...(ctMark !== undefined && { ctMark }), ...(nat !== undefined && { nat }), notrack, trace };
+}
+
+function hookResult(verdict: NftVerdictKind, env: Env, ctMark: number | undefined, nat: NftNatRequest | undefined, notrack: boolean, reject: NftChainResult['reject'], unsupported: string | undefined): NftHookResult {
+  // Keys in the order callers have always seen them (JSON output of a result stays the same).
+  const r: { -readonly [K in keyof NftHookResult]?: NftHookResult[K] } = { verdict };
+  if (reject !== undefined) r.reject = reject;
+  r.mark = env.p.mark;
+  if (ctMark !== undefined) r.ctMark = ctMark;
+  if (nat !== undefined) r.nat = nat;
+  r.notrack = notrack;
+  r.trace = env.trace === NO_TRACE ? [] : env.trace;
+  if (unsupported !== undefined) r.unsupported = unsupported;
+  return r as NftHookResult;
 }
 
 /**

@@ -84,100 +84,126 @@ export class ScanError extends Error {
 
 /** Splits `text` into tokens; the last is always `eof`. */
 export function tokenize(text: string): Token[] {
+  const lexer = new Lexer(text);
   const out: Token[] = [];
-  let line = 1;
-  let lineStart = 0;
-  let i = 0;
-  const n = text.length;
-  const push = (kind: TokenKind, tokText: string, start: number, end: number): void => {
-    out.push({ kind, text: tokText, line, col: start - lineStart + 1, endCol: end - lineStart });
-  };
-  while (i < n) {
-    const c = text.charCodeAt(i);
-    if (c === 32 || c === 9 || c === 13) {
-      i++;
-      continue;
-    }
-    if (c === 92 /* \ */ && text.charCodeAt(i + 1) === 10) {
-      i += 2;
-      line++;
-      lineStart = i;
-      continue;
-    }
-    if (c === 10) {
-      push('newline', '\n', i, i + 1);
-      i++;
-      line++;
-      lineStart = i;
-      continue;
-    }
-    if (c === 35 /* # */) {
-      while (i < n && text.charCodeAt(i) !== 10) i++;
-      continue;
-    }
-    if (c === 34 /* " */) {
-      let j = i + 1;
-      while (j < n && text.charCodeAt(j) !== 34 && text.charCodeAt(j) !== 10) j++;
-      if (j >= n || text.charCodeAt(j) !== 34) throw new ScanError(line, i - lineStart + 1);
-      push('string', text.slice(i + 1, j), i, j + 1);
-      i = j + 1;
-      continue;
-    }
-    if (c === 36 /* $ */) {
-      let j = i + 1;
-      while (j < n && (isLetter(text.charCodeAt(j)) || isDigit(text.charCodeAt(j)) || text.charCodeAt(j) === 95)) j++;
-      push('var', text.slice(i + 1, j), i, j);
-      i = j;
-      continue;
-    }
-    if (isDigit(c)) {
-      let j = i;
-      if (c === 48 && (text.charCodeAt(i + 1) === 120 || text.charCodeAt(i + 1) === 88)) {
-        j = i + 2;
-        while (j < n && isHexDigit(text.charCodeAt(j))) j++;
-        push('number', text.slice(i, j), i, j);
-        i = j;
-        continue;
-      }
-      const quadEnd = dottedQuadEnd(text, i, n);
-      if (quadEnd > 0) {
-        push('addr', text.slice(i, quadEnd), i, quadEnd);
-        i = quadEnd;
-        continue;
-      }
-      while (j < n && isDigit(text.charCodeAt(j))) j++;
-      if (j < n && isLetter(text.charCodeAt(j))) {
-        while (j < n && (isLetter(text.charCodeAt(j)) || isDigit(text.charCodeAt(j)))) j++;
-        push('word', text.slice(i, j), i, j);
-      } else push('number', text.slice(i, j), i, j);
-      i = j;
-      continue;
-    }
-    if (isLetter(c) || c === 95) {
-      let j = i + 1;
-      while (j < n && isWordChar(text.charCodeAt(j))) j++;
-      // A trailing dot belongs to the next token (`tcp. 80` is rare; `a . b` is the norm).
-      while (j > i + 1 && text.charCodeAt(j - 1) === 46) j--;
-      push('word', text.slice(i, j), i, j);
-      i = j;
-      continue;
-    }
-    if (text.charCodeAt(i + 1) === 61 /* = */ && (c === 61 || c === 33 || c === 60 || c === 62)) {
-      const two = text.slice(i, i + 2);
-      if (PUNCT2.has(two)) {
-        push('punct', two, i, i + 2);
-        i += 2;
-        continue;
-      }
-    }
-    const one = PUNCT_BY_CODE[c];
-    if (one !== undefined) {
-      push('punct', one, i, i + 1);
-      i++;
-      continue;
-    }
-    throw new ScanError(line, i - lineStart + 1);
+  for (;;) {
+    const t = lexer.next();
+    out.push(t);
+    if (t.kind === 'eof') return out;
   }
-  out.push({ kind: 'eof', text: '', line, col: i - lineStart + 1, endCol: i - lineStart + 1 });
-  return out;
 }
+
+function token(kind: TokenKind, text: string, line: number, col: number, endCol: number): Token {
+  return { kind, text, line, col, endCol };
+}
+
+/**
+ * The scanner as a stream: {@link Lexer.next} cuts one token at a time, so a parser holds only
+ * the tokens it looks at (a whole file's tokens would otherwise live through every young-generation
+ * collection of a long parse). Throws {@link ScanError} on a character nft cannot place.
+ */
+export class Lexer {
+  private i = 0;
+  private line = 1;
+  private lineStart = 0;
+  private readonly n: number;
+
+  constructor(private readonly text: string) {
+    this.n = text.length;
+  }
+
+  next(): Token {
+    const text = this.text;
+    const n = this.n;
+    let i = this.i;
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (c === 32 || c === 9 || c === 13) {
+        i++;
+        continue;
+      }
+      if (c === 92 /* \ */ && text.charCodeAt(i + 1) === 10) {
+        i += 2;
+        this.line++;
+        this.lineStart = i;
+        continue;
+      }
+      const line = this.line;
+      const ls = this.lineStart;
+      if (c === 10) {
+        this.i = i + 1;
+        this.line++;
+        this.lineStart = i + 1;
+        return token('newline', '\n', line, i - ls + 1, i + 1 - ls);
+      }
+      if (c === 35 /* # */) {
+        while (i < n && text.charCodeAt(i) !== 10) i++;
+        continue;
+      }
+      if (c === 34 /* " */) {
+        let j = i + 1;
+        while (j < n && text.charCodeAt(j) !== 34 && text.charCodeAt(j) !== 10) j++;
+        if (j >= n || text.charCodeAt(j) !== 34) throw new ScanError(line, i - ls + 1);
+        this.i = j + 1;
+        return token('string', text.slice(i + 1, j), line, i - ls + 1, j + 1 - ls);
+      }
+      if (c === 36 /* $ */) {
+        let j = i + 1;
+        while (j < n && (isLetter(text.charCodeAt(j)) || isDigit(text.charCodeAt(j)) || text.charCodeAt(j) === 95)) j++;
+        this.i = j;
+        return token('var', text.slice(i + 1, j), line, i - ls + 1, j - ls);
+      }
+      if (isDigit(c)) {
+        let j = i;
+        if (c === 48 && (text.charCodeAt(i + 1) === 120 || text.charCodeAt(i + 1) === 88)) {
+          j = i + 2;
+          while (j < n && isHexDigit(text.charCodeAt(j))) j++;
+          this.i = j;
+          return token('number', text.slice(i, j), line, i - ls + 1, j - ls);
+        }
+        const quadEnd = dottedQuadEnd(text, i, n);
+        if (quadEnd > 0) {
+          this.i = quadEnd;
+          return token('addr', text.slice(i, quadEnd), line, i - ls + 1, quadEnd - ls);
+        }
+        while (j < n && isDigit(text.charCodeAt(j))) j++;
+        this.i = j;
+        if (j < n && isLetter(text.charCodeAt(j))) {
+          while (j < n && (isLetter(text.charCodeAt(j)) || isDigit(text.charCodeAt(j)))) j++;
+          this.i = j;
+          return token('word', text.slice(i, j), line, i - ls + 1, j - ls);
+        }
+        return token('number', text.slice(i, j), line, i - ls + 1, j - ls);
+      }
+      if (isLetter(c) || c === 95) {
+        let j = i + 1;
+        while (j < n && isWordChar(text.charCodeAt(j))) j++;
+        // A trailing dot belongs to the next token (`tcp. 80` is rare; `a . b` is the norm).
+        while (j > i + 1 && text.charCodeAt(j - 1) === 46) j--;
+        this.i = j;
+        return token('word', text.slice(i, j), line, i - ls + 1, j - ls);
+      }
+      if (text.charCodeAt(i + 1) === 61 /* = */ && (c === 61 || c === 33 || c === 60 || c === 62)) {
+        const two = PUNCT2_BY_CODE[c] as string;
+        this.i = i + 2;
+        return token('punct', two, line, i - ls + 1, i + 2 - ls);
+      }
+      const one = PUNCT_BY_CODE[c];
+      if (one !== undefined) {
+        this.i = i + 1;
+        return token('punct', one, line, i - ls + 1, i + 1 - ls);
+      }
+      throw new ScanError(line, i - ls + 1);
+    }
+    this.i = i;
+    const col = i - this.lineStart + 1;
+    return token('eof', '', this.line, col, col);
+  }
+}
+
+/** `==`, `!=`, `<=`, `>=` by their first character. */
+const PUNCT2_BY_CODE: readonly (string | undefined)[] = (() => {
+  const t: (string | undefined)[] = [];
+  for (const p of PUNCT2) t[p.charCodeAt(0)] = p;
+  return t;
+})();

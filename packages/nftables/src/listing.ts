@@ -227,7 +227,32 @@ function printsEq(left: Expr, right: Rhs): boolean {
   return left.kind === 'binop' || (right.kind === 'value' && isBitmask(right.value.type));
 }
 
+/** Number of bits set. */
+function bitCount(n: number): number {
+  let c = 0;
+  for (let x = n >>> 0; x !== 0; x &= x - 1) c++;
+  return c;
+}
+
+/**
+ * nft 1.0.6 lists a several-flag constant compared with `==`/`!=` (`tcp flags != fin|rst`,
+ * `ct state == (established | related)`) as one value, not as a flag list: tcp flags in hex
+ * (`!= 0x5`), ct state as `established | related` (and `==` left out).
+ */
+function multiFlagCompare(s: Extract<Stmt, { kind: 'match' }>): string | undefined {
+  if ((s.op !== '==' && s.op !== '!=') || s.left.kind === 'binop' || s.right.kind !== 'value') return undefined;
+  const v = s.right.value;
+  if (v.type !== 'tcp_flag' && v.type !== 'ct_state') return undefined;
+  if (bitCount(v.n) < 2) return undefined;
+  const l = exprText(s.left);
+  if (v.type === 'tcp_flag') return `${l} ${s.op} 0x${v.n.toString(16)}`;
+  const names = formatValue(v).split(',').join(' | ');
+  return s.op === '==' ? `${l} ${names}` : `${l} != ${names}`;
+}
+
 function formatMatch(s: Extract<Stmt, { kind: 'match' }>): string {
+  const multi = multiFlagCompare(s);
+  if (multi !== undefined) return multi;
   const l = exprText(s.left);
   let op: string;
   switch (s.op) {

@@ -8,7 +8,7 @@ import type { BaseSpecParsed, Command, DistributiveOmit, Named, RawAtom, RawData
 import { isBitmask, parseNumber, parseTime, SET_TYPE_NAMES } from './datatypes.ts';
 import { automerge, keyId, LocatedError, tokSpan, typeAtom, typeElement, typeToken } from './elements.ts';
 import type { Diagnostic, Span } from './errors.ts';
-import { ScanError, tokenize, type Token } from './lexer.ts';
+import { Lexer, ScanError, type Token } from './lexer.ts';
 import type {
   ChainType,
   DataType,
@@ -42,6 +42,28 @@ const KEYWORDS: ReadonlySet<string> = new Set([
   'mark', 'iifname', 'oifname', 'iif', 'oif', 'icmp', 'update', 'to', 'with', 'inet', 'size', 'counter', 'state', 'status',
 ]);
 
+/**
+ * The words nft 1.0.6's scanner always reads as keywords (in every scope): none of them can name a
+ * table, chain, set or map ("syntax error, unexpected counter, expecting string"). Found by
+ * offering each of the parser's token names as a chain, set and table name to the real nft.
+ * Other keywords (`saddr`, `filter`, `input`…) are keywords only inside their expression and
+ * are fine as names.
+ */
+const GLOBAL_KEYWORDS: ReadonlySet<string> = new Set([
+  'accept', 'add', 'ah', 'all', 'arp', 'auto-merge', 'bridge', 'cgroup', 'chain', 'comment', 'comp', 'constant',
+  'continue', 'counter', 'cpu', 'create', 'ct', 'day', 'dccp', 'define', 'delete', 'describe', 'device', 'devices',
+  'dnat', 'drop', 'dst', 'dup', 'dynamic', 'ecn', 'element', 'elements', 'esp', 'ether', 'exists', 'expires',
+  'export', 'exthdr', 'fib', 'flags', 'flow', 'flowtable', 'flush', 'frag', 'fwd', 'gc-interval', 'get', 'goto',
+  'handle', 'hbh', 'hook', 'hour', 'ibriport', 'ibrname', 'icmp', 'icmpv6', 'igmp', 'iif', 'iifgroup', 'iifname',
+  'iiftype', 'import', 'include', 'index', 'inet', 'insert', 'interval', 'ip', 'ip6', 'ipsec', 'jhash', 'jump',
+  'limit', 'list', 'log', 'map', 'mark', 'masquerade', 'meta', 'meter', 'mh', 'missing', 'monitor', 'netdev',
+  'nftrace', 'notrack', 'numgen', 'obriport', 'obrname', 'offload', 'oif', 'oifgroup', 'oifname', 'oiftype', 'osf',
+  'pkttype', 'policy', 'position', 'priority', 'queue', 'quota', 'random', 'redefine', 'redirect', 'reject',
+  'rename', 'replace', 'reset', 'return', 'rt', 'rt0', 'rt2', 'rtclassid', 'rule', 'ruleset', 'sctp', 'secmark',
+  'set', 'size', 'skgid', 'skuid', 'snat', 'socket', 'srh', 'symhash', 'synproxy', 'table', 'tcp', 'th', 'time',
+  'timeout', 'tproxy', 'type', 'typeof', 'udp', 'udplite', 'undefine', 'update', 'vlan', 'vmap', 'xt',
+]);
+
 /** How bison names a token in "unexpected X". */
 function tokenName(t: Token): string {
   switch (t.kind) {
@@ -58,7 +80,7 @@ function tokenName(t: Token): string {
     case 'var':
       return 'variable';
     case 'word':
-      return KEYWORDS.has(t.text) ? t.text : 'string';
+      return KEYWORDS.has(t.text) || GLOBAL_KEYWORDS.has(t.text) ? t.text : 'string';
     case 'punct':
       switch (t.text) {
         case ';':
@@ -117,6 +139,12 @@ const META_KEYS: Readonly<Record<string, DataType>> = {
   ibrname: 'ifname',
   obrname: 'ifname',
 };
+/** Every meta key nft 1.0.6 knows, in the order its "known keys are" message lists them. */
+const NFT_META_KEYS: readonly string[] = [
+  'length', 'protocol', 'priority', 'mark', 'iif', 'oif', 'iifname', 'oifname', 'iiftype', 'oiftype', 'skuid', 'skgid',
+  'nftrace', 'rtclassid', 'secmark', 'nfproto', 'l4proto', 'ibrname', 'obrname', 'pkttype', 'cpu', 'iifgroup', 'oifgroup',
+  'cgroup', 'random', 'ipsec', 'iifkind', 'oifkind', 'ibrpvid', 'ibrvproto', 'time', 'day', 'hour', 'sdif', 'sdifname',
+];
 /** Meta keys that may be written without `meta`. */
 const BARE_META: ReadonlySet<string> = new Set(['mark', 'iifname', 'oifname', 'iif', 'oif', 'pkttype', 'iiftype', 'oiftype', 'skuid', 'skgid', 'nftrace', 'rtclassid', 'ibrname', 'obrname', 'cpu', 'iifgroup', 'oifgroup', 'cgroup', 'random']);
 /** Meta keys nft prints without `meta`. */
@@ -186,16 +214,65 @@ export interface ParseOptions {
 
 /** Parses an `nft -f` input. Syntax errors are collected (at most one per rule) rather than thrown. */
 export function parse(text: string, opts: ParseOptions = {}): ParseResult {
-  let tokens: Token[];
+  const toks = new TokenStream(new Lexer(text));
   try {
-    tokens = tokenize(text);
+    const result = new Parser(toks, opts.version ?? '1.0.6').run();
+    // A character the scanner cannot place fails the whole input, wherever it is.
+    toks.scanToEnd();
+    return result;
   } catch (e) {
     if (e instanceof ScanError) {
       return { commands: [], diagnostics: [{ code: 'syntax', span: { line: e.line, col: e.col, endCol: e.col }, message: e.message }] };
     }
     throw e;
   }
-  return new Parser(tokens, opts.version ?? '1.0.6').run();
+}
+
+/**
+ * The tokens the parser looks at, cut on demand: indexes are absolute, tokens behind the parser
+ * are dropped as it moves on (it never looks back), past the end every index is the `eof` token.
+ */
+class TokenStream {
+  private buf: Token[] = [];
+  /** The absolute index of `buf[0]`. */
+  private base = 0;
+  private eof: Token | undefined;
+  first: Token | undefined;
+
+  constructor(private readonly lexer: Lexer) {}
+
+  at(i: number): Token {
+    const k = i - this.base;
+    while (k >= this.buf.length) {
+      if (this.eof !== undefined) return this.eof;
+      const t = this.lexer.next();
+      if (t.kind === 'eof') this.eof = t;
+      this.first ??= t;
+      this.buf.push(t);
+    }
+    return this.buf[k] as Token;
+  }
+
+  slice(from: number, to: number): Token[] {
+    const out: Token[] = [];
+    for (let i = from; i < to; i++) out.push(this.at(i));
+    return out;
+  }
+
+  /** Forgets the tokens before `pos` (every so often, so that dropping them costs little). */
+  release(pos: number): void {
+    const k = pos - this.base;
+    if (k < 512 || k > this.buf.length) return;
+    this.buf = this.buf.slice(k);
+    this.base = pos;
+  }
+
+  scanToEnd(): void {
+    while (this.eof === undefined) {
+      const t = this.lexer.next();
+      if (t.kind === 'eof') this.eof = t;
+    }
+  }
 }
 
 class Parser {
@@ -207,7 +284,7 @@ class Parser {
   private pending: Token[] = [];
 
   constructor(
-    private readonly toks: Token[],
+    private readonly toks: TokenStream,
     private readonly version: NftVersion,
   ) {}
 
@@ -220,7 +297,18 @@ class Parser {
           this.next();
           continue;
         }
-        this.topLevel();
+        this.tableOpened = false;
+        try {
+          this.topLevel();
+        } catch (e) {
+          // bison's `line: error stmt_separator`: a syntax error in a command outside a table
+          // block drops the rest of its line (braces included) and the next line is read afresh.
+          if (!(e instanceof SyntaxError_) || this.tableOpened) throw e;
+          this.diags.push({ code: e.code, span: e.span, message: e.message });
+          if (this.diags.length >= 10) break;
+          this.skipToSeparator();
+          continue;
+        }
         if (this.diags.length >= 10) break;
       }
     } catch (e) {
@@ -230,6 +318,15 @@ class Parser {
     return { commands: this.out, diagnostics: this.diags };
   }
 
+  /** Error recovery up to the next newline or semicolon, whatever comes before it. */
+  private skipToSeparator(): void {
+    for (;;) {
+      const t = this.peek();
+      if (t.kind === 'eof' || this.isSep(t)) return;
+      this.next();
+    }
+  }
+
   // ---- token access, with `$var` expansion
 
   private peek(k = 0): Token {
@@ -237,21 +334,21 @@ class Parser {
     if (this.pending.length === 0) {
       let clean = true;
       for (let i = 0; i <= k; i++) {
-        if (this.toks[this.pos + i]?.kind === 'var') {
+        if (this.toks.at(this.pos + i).kind === 'var') {
           clean = false;
           break;
         }
       }
-      if (clean) return this.toks[this.pos + k] as Token;
+      if (clean) return this.toks.at(this.pos + k);
     }
     this.fill(k);
-    return (k < this.pending.length ? this.pending[k] : this.toks[this.pos + k - this.pending.length]) as Token;
+    return k < this.pending.length ? (this.pending[k] as Token) : this.toks.at(this.pos + k - this.pending.length);
   }
 
   private fill(k: number): void {
     // Expand variables lazily: a var at the front of what we look at is replaced by its tokens.
     for (let i = 0; i <= k; i++) {
-      const t = i < this.pending.length ? this.pending[i] : this.toks[this.pos + i - this.pending.length];
+      const t = i < this.pending.length ? this.pending[i] : this.toks.at(this.pos + i - this.pending.length);
       if (t?.kind !== 'var') continue;
       const def = (this.defines as Defines)[t.text];
       if (def === undefined) throw new LocatedError(`unknown identifier '${t.text}'`, { line: t.line, col: t.col + 1, endCol: t.endCol });
@@ -268,7 +365,7 @@ class Parser {
   private next(): Token {
     const t = this.peek();
     if (this.pending.length > 0) this.pending.shift();
-    else this.pos++;
+    else this.toks.release(++this.pos);
     this.lastTok = t;
     return t;
   }
@@ -297,9 +394,10 @@ class Parser {
     return t;
   }
 
+  /** A table, chain, set, map or object name: a bare word that is not one of the scanner's keywords (nft 1.0.6 refuses quoted names). */
   private identifier(): Named {
     const t = this.next();
-    if (t.kind !== 'word' && t.kind !== 'string') throw syntax(t, 'string');
+    if (t.kind !== 'word' || GLOBAL_KEYWORDS.has(t.text)) throw syntax(t, 'string');
     return { name: t.text, span: tokSpan(t) };
   }
 
@@ -407,6 +505,12 @@ class Parser {
       case 'import':
         throw new LocatedError(`"${t.text}" commands are not supported in netsim's nft -f input`, tokSpan(t), undefined, 'unsupported');
       default:
+        // bison's `add_cmd: rule_position rule` with the `add` left out: `[FAMILY] TABLE CHAIN
+        // STATEMENTS` adds a rule (so a misspelt command word is read as a table name).
+        if (t.text === 'ip' || t.text === 'inet' || !GLOBAL_KEYWORDS.has(t.text)) {
+          this.pending.unshift(t);
+          return this.ruleCmd('add', t);
+        }
         throw syntax(t);
     }
   }
@@ -428,6 +532,10 @@ class Parser {
   }
 
   private lastTok: Token | undefined;
+  /** Set once the current top-level command's table block opened. */
+  private tableOpened = false;
+  /** Set once a table item's own block opened (errors inside it are not recovered at table level). */
+  private itemOpened = false;
   /** The transport protocol the rule has fixed so far (a header match, or `ip protocol`/`meta l4proto` of one value). */
   private l4: { readonly protos: readonly string[]; readonly span: Span; readonly header?: boolean } | undefined;
   /** The protocol `th` ports are read as: the latest header or single-protocol match. */
@@ -439,7 +547,7 @@ class Parser {
 
   private lastBefore(): Token {
     // The token just consumed (for spans ending a command).
-    return this.lastTok ?? (this.toks[0] as Token);
+    return this.lastTok ?? this.toks.first ?? this.toks.at(0);
   }
 
   /** A top-level command's range: nft's runs through the separator that ends it. */
@@ -461,6 +569,7 @@ class Parser {
     const rules: Command[] = [];
     if (this.isPunct(this.peek(), '{')) {
       this.next();
+      this.tableOpened = true;
       for (;;) {
         const t = this.peek();
         if (this.isSep(t)) {
@@ -472,6 +581,28 @@ class Parser {
           break;
         }
         this.next();
+        this.itemOpened = false;
+        try {
+          this.tableItem(t, family, name, cmd, chains, rules, objs, sets);
+        } catch (e) {
+          // bison's table-block error recovery, for an error before the item's block opens (an
+          // unknown item word, a keyword or quoted string as a name): the rest of the line goes,
+          // its opening brace too, so a later `}` closes the table.
+          if (!(e instanceof SyntaxError_) || this.itemOpened || this.peek().kind === 'eof') throw e;
+          this.diags.push({ code: e.code, span: e.span, message: e.message });
+          if (this.diags.length >= 10) throw e;
+          this.skipToSeparator();
+        }
+      }
+    }
+    this.out.push({ kind: 'table', op, family, name, ...cmd, span: this.span(start, this.lastBefore()) }, ...sub, ...chains, ...objs, ...sets, ...rules);
+    this.endOfCommand();
+  }
+
+  /** One item of a table block (after its first word, `t`). */
+  private tableItem(t: Token, family: Family, name: Named, cmd: { comment?: string; dormant?: boolean }, chains: Command[], rules: Command[], objs: Command[], sets: Command[]): void {
+    {
+      {
         if (this.isWord(t, 'comment')) {
           const s = this.next();
           if (s.kind !== 'string') throw syntax(s, 'quoted string');
@@ -484,6 +615,7 @@ class Parser {
           this.blockItemEnd();
         } else if (this.isWord(t, 'chain')) {
           const cname = this.identifier();
+          this.itemOpened = true;
           const { chain, body } = this.chainBlock(family, name, cname, t);
           chains.push(chain);
           rules.push(...body);
@@ -492,6 +624,7 @@ class Parser {
           if (this.isWord(t, 'ct')) this.next();
           const kind = t.text === 'ct' ? 'ct helper' : (t.text as 'counter');
           const oname = this.identifier();
+          this.itemOpened = true;
           const obj = this.objectBlock(kind, family, oname);
           objs.push({ kind: 'object', op: 'add', family, table: name, name: oname, obj, span: oname.span });
           this.blockItemEnd();
@@ -499,6 +632,7 @@ class Parser {
           throw new LocatedError(`${t.text === 'ct' ? `ct ${this.peek().text}` : 'flowtable'} objects are not modelled by netsim`, tokSpan(t), undefined, 'unsupported');
         } else if (this.isWord(t, 'set') || this.isWord(t, 'map')) {
           const sname = this.identifier();
+          this.itemOpened = true;
           this.expectPunct('{');
           const decl = this.setBlock(t.text === 'map');
           sets.push({ kind: 'set', op: 'add', family, table: name, name: sname, decl, span: sname.span });
@@ -506,8 +640,6 @@ class Parser {
         } else throw syntax(t);
       }
     }
-    this.out.push({ kind: 'table', op, family, name, ...cmd, span: this.span(start, this.lastBefore()) }, ...sub, ...chains, ...objs, ...sets, ...rules);
-    this.endOfCommand();
   }
 
   private blockItemEnd(): void {
@@ -673,7 +805,19 @@ class Parser {
       if (!this.isWord(t)) throw syntax(t);
       switch (t.text) {
         case 'type': {
-          const { types, data } = this.typeList(isMap);
+          let list: ReturnType<Parser['typeList']>;
+          try {
+            list = this.typeList(isMap);
+          } catch (e) {
+            // nft reports an unknown type name and reads on: the set then has no key, which its
+            // evaluation reports too.
+            if (!(e instanceof LocatedError) || e.code !== 'eval' || e instanceof SyntaxError_) throw e;
+            this.diags.push({ code: e.code, span: e.span, message: e.message });
+            if (this.diags.length >= 10) throw e;
+            this.skipLine();
+            break;
+          }
+          const { types, data } = list;
           d.keyType = types;
           if (data !== undefined) d.dataType = data;
           d.typeSpan = tokSpan(t);
@@ -1705,6 +1849,10 @@ class Parser {
     if (t.text === 'meta') {
       const k = this.next();
       const type = this.isWord(k) ? META_KEYS[k.text] : undefined;
+      if (type === undefined && k.kind === 'word' && !NFT_META_KEYS.includes(k.text) && !GLOBAL_KEYWORDS.has(k.text)) {
+        // nft's scanner reads an unknown word after `meta` and names the keys it knows.
+        throw new SyntaxError_(`syntax error, unexpected ${k.text}, known keys are ${NFT_META_KEYS.join(', ')}`, this.span(t, k), undefined, 'syntax');
+      }
       if (type === undefined) throw syntax(k);
       if (k.text === 'nfproto' && family === 'ip') throw new LocatedError('meta nfproto is only useful in the inet family', this.span(t, k));
       return { kind: 'meta', key: k.text, type, bare: PRINT_BARE_META.has(k.text) };
@@ -1814,11 +1962,15 @@ class Parser {
       return { op, right: { kind: 'value', value: { type: 'boolean', n: n.text === 'exists' ? 1 : 0 } } };
     }
     if (isBitmask(type)) {
+      // `(syn | ack)` is the same value as `syn | ack` (nft's parenthesised expression).
+      const paren = this.isPunct(this.peek(), '(');
+      if (paren) this.next();
       const vals: Token[] = [this.next()];
       while (this.isPunct(this.peek(), ',') || this.isPunct(this.peek(), '|')) {
         this.next();
         vals.push(this.next());
       }
+      if (paren) this.expectPunct(')', "')'");
       let v = 0;
       for (const tok of vals) v |= (typeToken(type, tok) as { n: number }).n;
       const value: Value = { type: type as 'ct_state', n: v };

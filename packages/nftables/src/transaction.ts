@@ -74,6 +74,49 @@ interface WTable {
   touched: boolean;
 }
 
+/**
+ * nft's string distance (src/misspell.c): optimal string alignment, with its indexing kept as it
+ * is there (position i of the table compares the characters after it, the string's NUL last).
+ */
+function misspellDistance(a: string, b: string): number {
+  const la = a.length;
+  const lb = b.length;
+  const at = (s: string, i: number): number => (i < s.length ? s.charCodeAt(i) : 0);
+  const d: number[][] = [];
+  for (let i = 0; i <= la; i++) d.push(new Array<number>(lb + 1).fill(0));
+  const row = (i: number): number[] => d[i] as number[];
+  for (let i = 0; i <= la; i++) row(i)[0] = i;
+  for (let j = 0; j <= lb; j++) row(0)[j] = j;
+  for (let i = 1; i <= la; i++) {
+    for (let j = 1; j <= lb; j++) {
+      const subcost = at(a, i) === at(b, j) ? 0 : 1;
+      let v = Math.min((row(i - 1)[j] as number) + 1, (row(i)[j - 1] as number) + 1, (row(i - 1)[j - 1] as number) + subcost);
+      if (i > 1 && j > 1 && at(a, i) === at(b, j - 1) && at(a, i - 1) === at(b, j)) v = Math.min(v, (row(i - 2)[j - 2] as number) + subcost);
+      row(i)[j] = v;
+    }
+  }
+  return row(la)[lb] as number;
+}
+
+/** The closest of `names` to `wanted` by nft's rule (string_misspell_update), or undefined. */
+function closest<T>(wanted: string, candidates: readonly (readonly [string, T])[]): T | undefined {
+  let best: T | undefined;
+  let min = Infinity;
+  for (const [name, obj] of candidates) {
+    const maxLen = Math.max(name.length, wanted.length);
+    const minLen = Math.min(name.length, wanted.length);
+    if (maxLen <= 1) continue;
+    const threshold = maxLen - minLen <= 1 ? Math.max(Math.ceil(maxLen / 3), 1) : Math.ceil((maxLen + 2) / 3);
+    const dist = misspellDistance(name, wanted);
+    if (dist > threshold) continue;
+    if (dist < min) {
+      min = dist;
+      best = obj;
+    }
+  }
+  return best;
+}
+
 function objKey(kind: NftObject['kind'], name: string): string {
   return `${kind}\u0000${name}`;
 }
@@ -322,8 +365,37 @@ class Transaction {
 
   /** A table nft looks up in its cache before sending the batch: a missing one is a userspace error. */
   private needCached(family: Family, n: Named): WTable {
-    if (this.table(family, n.name) === undefined) throw new LocatedError(ERRNO.ENOENT, n.span);
+    if (this.table(family, n.name) === undefined) throw new LocatedError(this.tableHint(n.name) ?? ERRNO.ENOENT, n.span);
     return this.need(family, n);
+  }
+
+  /** Every table nft's cache holds now (the ruleset's and this batch's), in listing order. */
+  private allTables(): WTable[] {
+    const out: WTable[] = [];
+    for (const k of this.order) {
+      const [family, name] = k.split('\u0000') as [Family, string];
+      const w = this.lookupTable(family, name);
+      if (w !== undefined) out.push(w);
+    }
+    return out;
+  }
+
+  /** nft's "did you mean" for a missing table (table_lookup_fuzzy), as the whole message. */
+  private tableHint(name: string): string | undefined {
+    const t = closest(name, this.allTables().map((w) => [w.name, w] as const));
+    return t === undefined ? undefined : `${ERRNO.ENOENT}; did you mean table \u2018${t.name}\u2019 in family ${t.family}?`;
+  }
+
+  /** nft's "did you mean" for a missing chain (chain_lookup_fuzzy, every table). */
+  private chainHint(name: string): string | undefined {
+    const hit = closest(name, this.allTables().flatMap((w) => [...w.chains.keys()].map((c) => [c, { c, w }] as const)));
+    return hit === undefined ? undefined : `${ERRNO.ENOENT}; did you mean chain \u2018${hit.c}\u2019 in table ${hit.w.family} \u2018${hit.w.name}\u2019?`;
+  }
+
+  /** nft's "did you mean" for a missing set or map (set_lookup_fuzzy, every table). */
+  private setHint(name: string): string | undefined {
+    const hit = closest(name, this.allTables().flatMap((w) => [...w.sets.values()].map((s) => [s.set.name, { s, w }] as const)));
+    return hit === undefined ? undefined : `${ERRNO.ENOENT}; did you mean ${hit.s.set.isMap ? 'map' : 'set'} \u2018${hit.s.set.name}\u2019 in table ${hit.w.family} \u2018${hit.w.name}\u2019?`;
   }
 
   private need(family: Family, n: Named): WTable {
@@ -467,17 +539,30 @@ class Transaction {
     if (ee !== undefined) throw new LocatedError(ee.message, ee.span, ee.related);
     for (const ref of cmd.body.setRefs) {
       if (t0?.sets.get(ref.name) === undefined) {
-        throw new LocatedError(ERRNO.ENOENT, { line: ref.span.line, col: ref.span.col - 1, endCol: ref.span.endCol });
+        throw new LocatedError(this.setHint(ref.name) ?? ERRNO.ENOENT, { line: ref.span.line, col: ref.span.col - 1, endCol: ref.span.endCol });
       }
     }
     this.checkSetTypes(cmd, t0);
     // Without the table, the rule's anonymous sets (sent before it) fail as well.
-    if (t0 === undefined) throw new KernelError('ENOENT', cmd.table.span, (cmd.body.anonSpans ?? []).flatMap((a) => [cmd.table.span, a]));
+    if (t0 === undefined) {
+      const hint = this.tableHint(cmd.table.name);
+      if (hint !== undefined) throw new LocatedError(hint, cmd.table.span);
+      throw new KernelError('ENOENT', cmd.table.span, (cmd.body.anonSpans ?? []).flatMap((a) => [cmd.table.span, a]));
+    }
     const t = this.need(cmd.family, cmd.table);
     const chain = t.chains.get(cmd.chain.name);
-    if (chain === undefined) throw new KernelError('ENOENT', cmd.chain.span);
+    if (chain === undefined) {
+      // With a near name in its cache nft fails before sending the batch, and says which.
+      const hint = this.chainHint(cmd.chain.name);
+      if (hint !== undefined) throw new LocatedError(hint, cmd.chain.span);
+      throw new KernelError('ENOENT', cmd.chain.span);
+    }
     for (const target of cmd.body.targets) {
-      if (!t.chains.has(target.name)) throw new KernelError('ENOENT', target.span);
+      if (!t.chains.has(target.name)) {
+        const hint = this.chainHint(target.name);
+        if (hint !== undefined) throw new LocatedError(hint, target.span);
+        throw new KernelError('ENOENT', target.span);
+      }
     }
     for (const ref of cmd.body.objRefs ?? []) {
       if (!t.objects.has(objKey(ref.type, ref.name))) throw new KernelError('ENOENT', ref.span);
@@ -628,9 +713,9 @@ class Transaction {
 
   private element(cmd: Extract<Command, { kind: 'element' }>, batch: number): void {
     const t0 = this.table(cmd.family, cmd.table.name);
-    if (t0 === undefined) throw new LocatedError(ERRNO.ENOENT, cmd.table.span);
+    if (t0 === undefined) throw new LocatedError(this.tableHint(cmd.table.name) ?? ERRNO.ENOENT, cmd.table.span);
     const w0 = t0.sets.get(cmd.set.name);
-    if (w0 === undefined) throw new LocatedError(ERRNO.ENOENT, cmd.set.span);
+    if (w0 === undefined) throw new LocatedError(this.setHint(cmd.set.name) ?? ERRNO.ENOENT, cmd.set.span);
     const t = this.need(cmd.family, cmd.table);
     const w = t.sets.get(cmd.set.name) as WSet;
     if (cmd.op === 'add' || cmd.op === 'create') {
@@ -756,7 +841,11 @@ class Transaction {
     }
     if (cmd.what === 'chain') {
       const c = t.chains.get(cmd.name.name);
-      if (c === undefined) throw new KernelError('ENOENT', cmd.name.span);
+      if (c === undefined) {
+        const hint = this.chainHint(cmd.name.name);
+        if (hint !== undefined) throw new LocatedError(hint, cmd.name.span);
+        throw new KernelError('ENOENT', cmd.name.span);
+      }
       c.rules = [];
       return;
     }
