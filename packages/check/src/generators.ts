@@ -142,6 +142,7 @@ export const ACTION_GENERATORS: { readonly [K in ActionKind]: Gen<K> } = {
   'watch.reset': (c) => maybeNode(c).map((n) => ({ kind: 'watch.reset', ...(n !== undefined ? { node: n } : {}) })),
   'watch.delay': (c) =>
     fc.record({ node: maybeNode(c), delayMs: fc.integer({ min: 1, max: 2000 }), durationMs: fc.integer({ min: 1, max: 5000 }) }).map(({ node: n, ...r }) => ({ kind: 'watch.delay', ...r, ...(n !== undefined ? { node: n } : {}) })),
+  'informer.resync': (c) => maybeNode(c).map((n) => ({ kind: 'informer.resync', ...(n !== undefined ? { node: n } : {}) })),
   'handlers.slow': (c) =>
     fc.record({ node: maybeNode(c), delayMs: fc.integer({ min: 50, max: 1000 }), durationMs: fc.integer({ min: 500, max: 5000 }) }).map(({ node: n, ...r }) => ({ kind: 'handlers.slow', ...r, ...(n !== undefined ? { node: n } : {}) })),
   'iptables.lock': (c) => fc.record({ node: node(c), durationMs: fc.integer({ min: 1, max: 3000 }) }).map((r) => ({ kind: 'iptables.lock', ...r })),
