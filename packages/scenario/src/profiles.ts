@@ -134,6 +134,7 @@ export const SWARM_KINDS = [
   'graceful-delete',
   'relist-storm',
   'iptables-outage',
+  'failing-start',
 ] as const;
 
 /**

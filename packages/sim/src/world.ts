@@ -822,7 +822,7 @@ export class World {
   /**
    * An injected iptables or nft failure that a command met disturbs its node for as long as the
    * node's agents declare they wait before retrying: the first retry delay, doubled for every
-   * further failure met by a retry of the previous one (an exponential backoff), up to
+   * further failure met while one is being waited out (an exponential backoff), up to
    * the longest. A controller that retries as it declares is not blamed for the time between; one
    * that never retries, or waits longer, is.
    */
@@ -832,18 +832,22 @@ export class World {
       const name = st.info.name;
       const seen = this.#injected.get(name);
       if (at < 0 || seen?.atMs === at) continue;
-      // A failure met by the retry of the previous one (within twice its delay) continues the streak.
-      const streak = seen !== undefined && at <= seen.untilMs + (seen.untilMs - seen.atMs) ? seen.streak + 1 : 1;
+      // Every failure met while the previous one is still being waited out (or by its retry,
+      // within twice its delay) may be the same work item failing again: the controller may then
+      // wait twice as long. Work items are not told apart, so this errs towards forgiving.
       const { firstMs, maxMs } = this.#backoffOn(name);
-      const delayMs = Math.min(maxMs, firstMs * 2 ** Math.min(streak - 1, 30));
-      const untilMs = at + delayMs;
+      const delay = (streak: number): number => Math.min(maxMs, firstMs * 2 ** Math.min(streak - 1, 30));
+      const continues = seen !== undefined && at <= seen.untilMs + delay(seen.streak);
+      const streak = continues ? seen.streak + 1 : 1;
+      const delayMs = delay(streak);
+      const untilMs = Math.max(at + delayMs, continues ? seen.untilMs : 0);
       this.#injected.set(name, { atMs: at, streak, untilMs });
+      this.disruptions.add({ scope: name, fromMs: at, untilMs, cause: `injected iptables failure (retry within ${delayMs}ms)` });
       const times = this.#injectedTimes.get(name) ?? [];
       times.push(at);
       // Bounded: the retry-rate oracle looks at the latest few only.
       if (times.length > INJECTED_TIMES_KEPT) times.splice(0, times.length - INJECTED_TIMES_KEPT);
       this.#injectedTimes.set(name, times);
-      this.disruptions.add({ scope: name, fromMs: at, untilMs, cause: `injected iptables failure (retry within ${delayMs}ms)` });
     }
   }
 
