@@ -33,9 +33,11 @@ export interface GeneratorContext {
  * action kind: `blind-churn` (a change during a watch gap), `graceful-delete` (a Pod deleted with
  * a grace period: a window where it terminates and its endpoints are `terminating`),
  * `relist-storm` (the watches break with 410 again and again), `iptables-outage` (every iptables
- * command on a node fails for a while: a persistent failure retries must outlast).
+ * command on a node fails for a while: a persistent failure retries must outlast),
+ * `failing-start` (a node reboots, or its agent crashes, and the first iptables commands of the
+ * new process fail: a bootstrap that must be retried).
  */
-export const HISTORY_SHAPES = ['blind-churn', 'graceful-delete', 'relist-storm', 'iptables-outage'] as const;
+export const HISTORY_SHAPES = ['blind-churn', 'graceful-delete', 'relist-storm', 'iptables-outage', 'failing-start'] as const;
 export type HistoryShape = (typeof HISTORY_SHAPES)[number];
 
 /** A feature a swarm may turn on: an action kind, or a history shape. */
@@ -142,6 +144,7 @@ export const ACTION_GENERATORS: { readonly [K in ActionKind]: Gen<K> } = {
   'watch.reset': (c) => maybeNode(c).map((n) => ({ kind: 'watch.reset', ...(n !== undefined ? { node: n } : {}) })),
   'watch.delay': (c) =>
     fc.record({ node: maybeNode(c), delayMs: fc.integer({ min: 1, max: 2000 }), durationMs: fc.integer({ min: 1, max: 5000 }) }).map(({ node: n, ...r }) => ({ kind: 'watch.delay', ...r, ...(n !== undefined ? { node: n } : {}) })),
+  'informer.resync': (c) => maybeNode(c).map((n) => ({ kind: 'informer.resync', ...(n !== undefined ? { node: n } : {}) })),
   'handlers.slow': (c) =>
     fc.record({ node: maybeNode(c), delayMs: fc.integer({ min: 50, max: 1000 }), durationMs: fc.integer({ min: 500, max: 5000 }) }).map(({ node: n, ...r }) => ({ kind: 'handlers.slow', ...r, ...(n !== undefined ? { node: n } : {}) })),
   'iptables.lock': (c) => fc.record({ node: node(c), durationMs: fc.integer({ min: 1, max: 3000 }) }).map((r) => ({ kind: 'iptables.lock', ...r })),
@@ -165,9 +168,18 @@ export function historyShapeArbitrary(shape: HistoryShape, c: GeneratorContext, 
     case 'blind-churn':
       return blindChurnArbitrary(c, start, end);
     case 'graceful-delete':
-      return one(fc.record({ name: podName(c), graceSeconds: fc.constantFrom(1, 2, 5, 10) }).map((r): Action => ({ kind: 'pod.delete', ...r })));
+      // Long windows too: a Pod that terminates for longer than the settle time is where the
+      // handling of terminating endpoints shows.
+      return one(fc.record({ name: podName(c), graceSeconds: fc.constantFrom(1, 2, 5, 10, 30) }).map((r): Action => ({ kind: 'pod.delete', ...r })));
     case 'relist-storm':
       return one(fc.record({ node: maybeNode(c), count: fc.integer({ min: 2, max: 5 }), everyMs: fc.integer({ min: 100, max: 1500 }) }).map(({ node: n, ...r }): Action => ({ kind: 'watch.reset', ...r, ...(n !== undefined ? { node: n } : {}) })));
+    case 'failing-start':
+      return fc
+        .record({ atMs: at, node: node(c), reboot: fc.boolean(), downMs: fc.integer({ min: 500, max: 3000 }), count: fc.integer({ min: 1, max: 3 }) })
+        .map(({ atMs, node: n, reboot, downMs, count }): TimedAction[] => [
+          { atMs, action: reboot ? { kind: 'node.reboot', node: n, downMs } : { kind: 'agent.crash', node: n, restartAfterMs: downMs } },
+          { atMs, action: { kind: 'iptables.fail', node: n, count } },
+        ]);
     case 'iptables-outage':
       return one(fc.record({ node: node(c), durationMs: fc.integer({ min: 200, max: 4000 }) }).map((r): Action => ({ kind: 'iptables.fail', ...r })));
   }

@@ -434,6 +434,19 @@ export class Informer<K extends Kind> {
     this.reflector.forceRelist();
   }
 
+  /**
+   * A resync now, as if every handler's resync period had come: the queue re-delivers every cached
+   * object to every handler as an update whose old and new objects are the same (client-go's
+   * `Resync`). A controller at its fixpoint changes nothing in response.
+   */
+  resync(): void {
+    if (!this.hasSynced()) return;
+    for (const l of this.listeners) l.dueResync = true;
+    if (wantsTrace(this.trace, 'kube.informer.resync')) this.trace({ type: 'kube.informer.resync', at: this.scheduler.now(), fields: { informer: this.name, due: this.listeners.map((l) => l.name).join(',') } });
+    this.queue.resync();
+    this.kick();
+  }
+
   /** Fault: events reach this informer `ms` later from now on. */
   setWatchDelay(ms: number): void {
     this.reflector.setWatchDelay(checkMs(ms, 'watchDelayMs'));

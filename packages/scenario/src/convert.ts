@@ -108,6 +108,9 @@ function action(a: RawTimedAction): TimedAction {
     case 'node.reboot':
       act = { kind: a.do, node: a.node, downMs: ms(a.down) };
       break;
+    case 'informer.resync':
+      act = { kind: a.do, ...opt('node', a.node) };
+      break;
     case 'handlers.slow':
       act = { kind: a.do, ...opt('node', a.node), delayMs: ms(a.delay), durationMs: ms(a.duration) };
       break;
@@ -183,6 +186,8 @@ function rawAction(t: TimedAction): RawTimedAction {
       return { at, do: a.kind, name: a.name, ...opt('namespace', a.namespace), phase: a.phase };
     case 'node.reboot':
       return { at, do: a.kind, node: a.node, down: d(a.downMs) };
+    case 'informer.resync':
+      return { at, do: a.kind, ...opt('node', a.node) };
     case 'handlers.slow':
       return { at, do: a.kind, ...opt('node', a.node), delay: d(a.delayMs), duration: d(a.durationMs) };
     case 'service.create':

@@ -5,12 +5,14 @@
  */
 import {
   AGENTS_LIVE,
+  RESYNC_FIXPOINT,
   DATAPATH_PROBES,
   MAPPINGS_SERVED,
   NO_DUPLICATE_RULES,
   NO_STALE_DNAT,
   OWNED_CHAINS,
   agentsStayLive,
+  resyncChangesNothing,
   annotationsAgreeWithRules,
   chainNeverEmpty,
   datapathProbes,
@@ -37,6 +39,7 @@ const BUILTIN_NAMES: { readonly [C in BuiltinCheck]: string } = {
   'mappings-served': MAPPINGS_SERVED,
   'datapath-probes': DATAPATH_PROBES,
   'agents-live': AGENTS_LIVE,
+  'resync-fixpoint': RESYNC_FIXPOINT,
 };
 
 /** Every built-in check, as scenario invariant specs: what `netsim fuzz` checks by default. */
@@ -103,6 +106,8 @@ export function buildInvariant(spec: InvariantSpec, registry: InvariantRegistry 
           return datapathProbes(s);
         case 'agents-live':
           return agentsStayLive(s);
+        case 'resync-fixpoint':
+          return resyncChangesNothing(s);
       }
       break;
     }

@@ -18,7 +18,7 @@ export type InvariantSpec =
   | { readonly kind: 'custom'; readonly name: string };
 
 /** The built-in checks by their file names. */
-export type BuiltinCheck = 'stale-dnat' | 'duplicate-rules' | 'owned-chains' | 'mappings-served' | 'datapath-probes' | 'agents-live';
+export type BuiltinCheck = 'stale-dnat' | 'duplicate-rules' | 'owned-chains' | 'mappings-served' | 'datapath-probes' | 'agents-live' | 'resync-fixpoint';
 
 /** Rule targets a chain may be required to hold (`requiredTarget`). */
 export type TargetKindName = 'ACCEPT' | 'DROP' | 'RETURN' | 'REJECT' | 'DNAT' | 'SNAT' | 'MASQUERADE' | 'MARK' | 'CONNMARK' | 'LOG' | 'NFLOG' | 'NOTRACK' | 'CT' | 'TRACE';

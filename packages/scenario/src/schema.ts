@@ -160,6 +160,7 @@ const TimedAction = v.variant(
     obj({ at: at(), do: v.literal('watch.gap'), node: v.optional(nodeRef()), duration: duration() }),
     obj({ at: at(), do: v.literal('watch.reset'), node: v.optional(nodeRef()), count: v.optional(int(1, 1000, 'a count from 1 to 1000')), every: v.optional(duration()) }),
     obj({ at: at(), do: v.literal('watch.delay'), node: v.optional(nodeRef()), delay: duration(), duration: duration() }),
+    obj({ at: at(), do: v.literal('informer.resync'), node: v.optional(nodeRef()) }),
     obj({ at: at(), do: v.literal('handlers.slow'), node: v.optional(nodeRef()), delay: duration(), duration: duration() }),
     obj({ at: at(), do: v.literal('iptables.lock'), node: nodeRef(), duration: duration() }),
     obj({ at: at(), do: v.literal('iptables.fail'), node: nodeRef(), count: v.optional(int(1, 1000, 'a count from 1 to 1000')), duration: v.optional(duration()) }),
@@ -197,7 +198,7 @@ const Probe = v.variant(
 const TARGETS = ['ACCEPT', 'DROP', 'RETURN', 'REJECT', 'DNAT', 'SNAT', 'MASQUERADE', 'MARK', 'CONNMARK', 'LOG', 'NFLOG', 'NOTRACK', 'CT', 'TRACE'] as const;
 
 /** The built-in, controller-agnostic checks (see `@netsim/sim`'s `builtinInvariants`). */
-export const BUILTIN_CHECKS = ['stale-dnat', 'duplicate-rules', 'owned-chains', 'mappings-served', 'datapath-probes', 'agents-live'] as const;
+export const BUILTIN_CHECKS = ['stale-dnat', 'duplicate-rules', 'owned-chains', 'mappings-served', 'datapath-probes', 'agents-live', 'resync-fixpoint'] as const;
 
 const Invariant = v.variant(
   'kind',

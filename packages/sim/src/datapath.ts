@@ -114,6 +114,8 @@ export class ClusterDatapath {
   readonly #podCidrs: { readonly node: string; readonly cidr: ReturnType<typeof parseCidr> }[] = [];
   #seq = 0;
   readonly #fullTrace: boolean;
+  /** The next ephemeral source port of each probing host (see {@link ClusterDatapath.freshPort}). */
+  readonly #nextPort = new Map<string, number>();
 
   /**
    * Builds the default network, then the scenario's additions. Errors in the additions are
@@ -293,11 +295,27 @@ export class ClusterDatapath {
   }
 
   /**
+   * A fresh ephemeral source port for a new flow from `from`: the host's
+   * `net.ipv4.ip_local_port_range` walked in order, so a port comes back only after the whole
+   * range was used. Real clients get fresh ports too (the kernel's connect offset moves on with
+   * every connection); a port drawn at random could meet the conntrack entry of an earlier probe
+   * to the same destination, still bound to an endpoint that has since gone, and blame the
+   * controller for a flow no real client would make.
+   */
+  freshPort(from: string): number {
+    const [lo, hi] = this.net.host(from).config.sysctls.localPortRange;
+    const cur = this.#nextPort.get(from);
+    const port = cur === undefined || cur < lo || cur > hi ? lo : cur;
+    this.#nextPort.set(from, port >= hi ? lo : port + 1);
+    return port;
+  }
+
+  /**
    * One TCP connection attempt that is closed again once established (a health check): the
    * accepting host and the peer address it saw, so a probe can tell whether the source was kept.
    */
   probeTcp(from: string, to: string, port: number, nowMs: number): ProbeOutcome & { readonly peer?: string; readonly reached?: string } {
-    const r = this.net.connect(from, to, port, { nowMs, synRetries: 0 });
+    const r = this.net.connect(from, to, port, { nowMs, synRetries: 0, sport: this.freshPort(from) });
     const o = summarise(r);
     // Who answered the SYN, even when the answer did not make it back.
     if (!o.ok) {
@@ -320,7 +338,7 @@ export class ClusterDatapath {
    * client or a game does; default an ephemeral port) and its answer: which host answered, and the peer address it saw.
    */
   probeUdp(from: string, to: string, port: number, sport: number | undefined, nowMs: number): ProbeOutcome & { readonly peer?: string } {
-    const r = this.net.udp(from, to, port, { nowMs, ...(sport !== undefined ? { sport } : {}) });
+    const r = this.net.udp(from, to, port, { nowMs, sport: sport ?? this.freshPort(from) });
     let server: string | null = null;
     let peer: string | undefined;
     for (const s of r.trace) {
@@ -346,7 +364,7 @@ export class ClusterDatapath {
 
   /** One TCP connection attempt (a single SYN, as health checks with a short timeout make). */
   connect(from: string, to: string, port: number, nowMs: number): ProbeOutcome {
-    const r = this.net.connect(from, to, port, { nowMs, synRetries: 0 });
+    const r = this.net.connect(from, to, port, { nowMs, synRetries: 0, sport: this.freshPort(from) });
     const o = summarise(r);
     return o.ok || !this.#fullTrace ? o : { ...o, hops: formatTrace(r.trace) };
   }

@@ -175,6 +175,11 @@ export type Action =
   | { readonly kind: 'watch.reset'; readonly node?: string; readonly count?: number; readonly everyMs?: number }
   /** Watch events reach the informers `delayMs` late for `durationMs`. */
   | { readonly kind: 'watch.delay'; readonly node?: string; readonly delayMs: number; readonly durationMs: number }
+  /**
+   * The agents' informers (on `node`, or everywhere) resync now: every cached object is delivered
+   * again to every handler as an unchanged update. A controller at its fixpoint changes nothing.
+   */
+  | { readonly kind: 'informer.resync'; readonly node?: string }
   /** The agents' informers (on `node`, or everywhere) take `delayMs` per queued change for `durationMs`: slow event handlers. */
   | { readonly kind: 'handlers.slow'; readonly node?: string; readonly delayMs: number; readonly durationMs: number }
   /** Another program holds the xtables lock on `node` for `durationMs`. */

@@ -85,6 +85,10 @@ export interface WorldView {
   calmSince(node: string): number;
   /** Every agent on `node`, the controller under test's first (absent in hand-made views: none). */
   agents?(node: string): readonly AgentView[];
+  /** Every `informer.resync` so far, in order: which node's agents, when (absent in hand-made views: none). */
+  resyncs?(): readonly { readonly node: string; readonly atMs: number }[];
+  /** The latest times (ascending, a bounded number) at which a command on `node` met an injected iptables or nft failure. */
+  injectedFailuresMs?(node: string): readonly number[];
   /** How many times `node` rebooted (its kernel state lost); absent: never. */
   boots?(node: string): number;
   /** The last Pod that had `ip` (now or before), if any. */

@@ -19,7 +19,7 @@ import {
   type Pod,
   type Service,
 } from '@netsim/kube';
-import { actionScope, applyAction, checkAction, type ActionWorld } from './actions/index.ts';
+import { NO_SCOPE, actionScope, applyAction, checkAction, type ActionWorld } from './actions/index.ts';
 import { DEFAULT_NAMESPACE, podInput, serviceInput } from './actions/objects.ts';
 import { freshRuleset, type Ruleset } from '@netsim/netfilter';
 import { Agent, type AgentOptions, type AgentState, type Controller } from './agent.ts';
@@ -105,6 +105,9 @@ interface NodeState {
   boots: number;
 }
 
+/** How many of the latest injected-failure times the world keeps per node (for the retry-rate oracle). */
+const INJECTED_TIMES_KEPT = 64;
+
 /** How long after an injected iptables failure an iptables error escaping a task is blamed on it. */
 const INJECTED_FAILURE_WINDOW_MS = 1000;
 
@@ -119,9 +122,11 @@ function informerNode(name: unknown): string {
 }
 
 /** Where a {@link LiveView} reads the world. */
-interface ViewSource extends Omit<WorldView, 'nowMs' | 'lastDisruptionMs' | 'nodes' | 'settleMs' | 'agents' | 'boots' | 'nftRuleset'> {
+interface ViewSource extends Omit<WorldView, 'nowMs' | 'lastDisruptionMs' | 'nodes' | 'settleMs' | 'agents' | 'boots' | 'nftRuleset' | 'resyncs' | 'injectedFailuresMs'> {
   nftRuleset(node: string): NftRuleset;
+  injectedFailuresMs(node: string): readonly number[];
   agents(node: string): readonly AgentView[];
+  resyncs(): readonly { readonly node: string; readonly atMs: number }[];
   boots(node: string): number;
   nowMs(): number;
   lastDisruptionMs(): number;
@@ -191,6 +196,14 @@ class LiveView implements WorldView {
     return this.#src.boots(node);
   }
 
+  resyncs(): readonly { readonly node: string; readonly atMs: number }[] {
+    return this.#src.resyncs();
+  }
+
+  injectedFailuresMs(node: string): readonly number[] {
+    return this.#src.injectedFailuresMs(node);
+  }
+
   recheckAt(atMs: number): void {
     this.#src.recheckAt(atMs);
   }
@@ -226,6 +239,12 @@ export class World {
   readonly #invariants: Invariant[] = [];
   /** Who was disturbed when: what settle-based invariants forgive (see {@link DisruptionTracker}). */
   readonly disruptions = new DisruptionTracker();
+  /** Per node: the times (distinct, latest last) at which commands met an injected failure. */
+  readonly #injectedTimes = new Map<string, number[]>();
+  /** Every `informer.resync` so far, per node, in order. */
+  readonly #resyncs: { readonly node: string; readonly atMs: number }[] = [];
+  /** Per node: the last injected iptables failure a command met, the streak it belongs to, and when its forgiveness ends. */
+  readonly #injected = new Map<string, { readonly atMs: number; readonly streak: number; readonly untilMs: number }>();
   /** Agents whose process an injected fault ended: their next start is a disruption (a start after their own failure is not). */
   readonly #injectedDown = new Map<Agent<ControllerContext>, number>();
   /** When each agent's process failed on its own (controller errors under the crash policy). */
@@ -251,6 +270,10 @@ export class World {
         const injected = agent !== undefined && (error instanceof IptablesError || error instanceof NftExecError) && this.#injectedRecently(agent.node);
         if (controllerErrors === 'finding' && !injected) return 'stop';
         if (agent === undefined) return 'stop';
+        if (injected) {
+          agent.fail(`${finding.kind}: ${finding.message}`);
+          return 'continue';
+        }
         const failures = this.#ownFailures.get(agent) ?? [];
         failures.push(engine.now());
         this.#ownFailures.set(agent, failures);
@@ -415,7 +438,10 @@ export class World {
     const probeResults = this.#probeResults;
     this.view = new LiveView(nodes, this.settleMs, World.#viewSource(this, owners, probeResults));
     const disruptions = this.disruptions;
-    engine.onAfterStep(() => disruptions.advance(engine.now()));
+    engine.onAfterStep(() => {
+      this.#followInjectedFailures();
+      disruptions.advance(engine.now());
+    });
     for (const inv of invariants) {
       this.#invariants.push(inv);
       engine.addInvariant(inv.name, () => inv.check(this.view));
@@ -464,6 +490,12 @@ export class World {
       },
       boots(node) {
         return w.#node(node).boots;
+      },
+      resyncs() {
+        return w.#resyncs;
+      },
+      injectedFailuresMs(node) {
+        return w.#injectedTimes.get(node) ?? [];
       },
       probes() {
         return [...probeResults.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
@@ -526,6 +558,9 @@ export class World {
         const k = w.#kubelets.get(node);
         if (k === undefined) throw new SimError('unknown-name', `unknown node "${node}"`);
         return k;
+      },
+      resynced(node) {
+        w.#resyncs.push({ node, atMs: engine.now() });
       },
       resetKernel(node) {
         const st = w.#node(node);
@@ -734,7 +769,8 @@ export class World {
 
   /** Apply an action now (inside a step); unlike {@link at}, it is not checked first. */
   act(action: Action): void {
-    this.#disrupted(actionScope(action, this.#nodeSet), action.kind);
+    const scope = actionScope(action, this.#nodeSet);
+    if (scope !== NO_SCOPE) this.#disrupted(scope, action.kind);
     applyAction(action, this.#actionWorld);
   }
 
@@ -796,6 +832,38 @@ export class World {
     return this.disruptions.add({ scope, fromMs: now, untilMs: Math.max(now, untilMs), cause });
   }
 
+  /**
+   * An injected iptables or nft failure that a command met disturbs its node for as long as the
+   * node's agents declare they wait before retrying: the first retry delay, doubled for every
+   * further failure met while one is being waited out (an exponential backoff), up to
+   * the longest. A controller that retries as it declares is not blamed for the time between; one
+   * that never retries, or waits longer, is.
+   */
+  #followInjectedFailures(): void {
+    for (const st of this.#nodes.values()) {
+      const at = st.faults.lastInjectedMs;
+      const name = st.info.name;
+      const seen = this.#injected.get(name);
+      if (at < 0 || seen?.atMs === at) continue;
+      // Every failure met while the previous one is still being waited out (or by its retry,
+      // within twice its delay) may be the same work item failing again: the controller may then
+      // wait twice as long. Work items are not told apart, so this errs towards forgiving.
+      const { firstMs, maxMs } = this.#backoffOn(name);
+      const delay = (streak: number): number => Math.min(maxMs, firstMs * 2 ** Math.min(streak - 1, 30));
+      const continues = seen !== undefined && at <= seen.untilMs + delay(seen.streak);
+      const streak = continues ? seen.streak + 1 : 1;
+      const delayMs = delay(streak);
+      const untilMs = Math.max(at + delayMs, continues ? seen.untilMs : 0);
+      this.#injected.set(name, { atMs: at, streak, untilMs });
+      this.disruptions.add({ scope: name, fromMs: at, untilMs, cause: `injected iptables failure (retry within ${delayMs}ms)` });
+      const times = this.#injectedTimes.get(name) ?? [];
+      times.push(at);
+      // Bounded: the retry-rate oracle looks at the latest few only.
+      if (times.length > INJECTED_TIMES_KEPT) times.splice(0, times.length - INJECTED_TIMES_KEPT);
+      this.#injectedTimes.set(name, times);
+    }
+  }
+
   /** Whether an iptables failure was injected on `node` within the last second. */
   #injectedRecently(node: string): boolean {
     const last = this.#nodes.get(node)?.faults.lastInjectedMs ?? -1;
@@ -804,9 +872,19 @@ export class World {
 
   /** The longest retry backoff the agents on `node` declare (0 when none does). */
   #maxBackoffOn(node: string): number {
-    let m = 0;
-    for (const a of this.#node(node).agents) m = Math.max(m, a.controller.declares?.maxBackoffMs ?? 0);
-    return m;
+    return this.#backoffOn(node).maxMs;
+  }
+
+  /** The first and the longest retry delay the agents on `node` declare (the largest of each; 0 when none does). */
+  #backoffOn(node: string): { readonly firstMs: number; readonly maxMs: number } {
+    let firstMs = 0;
+    let maxMs = 0;
+    for (const a of this.#node(node).agents) {
+      const d = a.controller.declares;
+      maxMs = Math.max(maxMs, d?.maxBackoffMs ?? 0);
+      firstMs = Math.max(firstMs, d?.firstBackoffMs ?? d?.maxBackoffMs ?? 0);
+    }
+    return { firstMs, maxMs: Math.max(maxMs, firstMs) };
   }
 
   #node(name: string): NodeState {

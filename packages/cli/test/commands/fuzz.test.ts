@@ -22,7 +22,7 @@ describe('netsim fuzz', () => {
     const c = capture();
     expect(await runFuzz({ controller: 'toy-dnat:faulty', runs: 100, seed: 8, out, controllers: toy, progress: false }, c.io)).toBe(1);
     const text = c.out();
-    expect(text.split('\n')[0]).toBe('netsim fuzz: seed 8, 100 runs of toy-dnat:faulty against 7 invariants');
+    expect(text.split('\n')[0]).toBe('netsim fuzz: seed 8, 100 runs of toy-dnat:faulty against 8 invariants');
     expect(text).toMatch(/^counterexample after \d+ runs and \d+ shrinks \([\d.]+s\): invariant "no stale DNAT" violated at step \d+, t=\d+ms/m);
     expect(text).toMatch(/^history: 2 actions, story: \d+ lines$/m);
     const files = readdirSync(out).sort();
@@ -46,7 +46,7 @@ describe('netsim fuzz', () => {
     const mod = `${root}packages/cli/test/fixtures/custom-invariant.ts`;
     const c = capture();
     expect(await runFuzz({ controller: 'toy-dnat:fixed', runs: 100, seed: 8, out, controllers: mod, progress: false }, c.io)).toBe(1);
-    expect(c.out().split('\n')[0]).toBe('netsim fuzz: seed 8, 100 runs of toy-dnat:fixed against 8 invariants');
+    expect(c.out().split('\n')[0]).toBe('netsim fuzz: seed 8, 100 runs of toy-dnat:fixed against 9 invariants');
     expect(c.out()).toMatch(/^counterexample after \d+ runs and \d+ shrinks \([\d.]+s\): invariant "no Pod at all" violated at step \d+, t=\d+ms: 1 Pods exist/m);
     const path = join(out, 'fuzz-toy-dnat-fixed-seed-8.yaml');
     const file = loadScenario(readFileSync(path, 'utf8'));

@@ -6,7 +6,7 @@
 import type { Pod, Service } from '@netsim/kube';
 import type { ControllerDeclaration, PublishedMapping } from '@netsim/sim';
 import { parseNplAnnotation } from './annotations.ts';
-import { NPL_MAX_RETRY_DELAY_MS } from './controller.ts';
+import { NPL_MAX_RETRY_DELAY_MS, NPL_MIN_RETRY_DELAY_MS } from './controller.ts';
 import { NPL_ANNOTATION, NPL_CHAIN, NPL_ENABLED_ANNOTATION } from './types.ts';
 
 /**
@@ -39,11 +39,12 @@ export function parseNplMappings(value: string): readonly PublishedMapping[] | u
 /**
  * The NodePortLocal agent's declaration: `ANTREA-NODE-PORT-LOCAL` in nat, jumped to from
  * PREROUTING and OUTPUT (the chain itself is empty while no Pod has a mapping, so no target is
- * required in it); the Pod annotation; the workqueue's 120 s longest backoff.
+ * required in it); the Pod annotation; the workqueue's backoff, from 2 s doubling to 120 s.
  */
 export const NPL_DECLARATION: ControllerDeclaration = {
   ownedChains: [{ table: 'nat', chain: NPL_CHAIN, hookedFrom: ['PREROUTING', 'OUTPUT'] }],
   annotations: [{ key: NPL_ANNOTATION, parse: parseNplMappings, eligible: (pod, services) => nplEligiblePorts(pod, services) }],
+  firstBackoffMs: NPL_MIN_RETRY_DELAY_MS,
   maxBackoffMs: NPL_MAX_RETRY_DELAY_MS,
 };
 

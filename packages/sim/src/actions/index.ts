@@ -10,6 +10,7 @@ import { agentCrash } from './agentCrash.ts';
 import { agentRestart } from './agentRestart.ts';
 import { handlersSlow } from './handlersSlow.ts';
 import { addrAdd, addrDel, hostRun, linkSet, routeAdd, routeDel, sysctlSet } from './hostCommand.ts';
+import { informerResync } from './informerResync.ts';
 import { iptablesFail } from './iptablesFail.ts';
 import { iptablesLock } from './iptablesLock.ts';
 import { iptablesRestoreFail } from './iptablesRestoreFail.ts';
@@ -28,7 +29,7 @@ import { watchGap } from './watchGap.ts';
 import { watchReset } from './watchReset.ts';
 import { workloadScale } from './workloadScale.ts';
 
-export type { ActionModule, ActionWorld } from './types.ts';
+export { NO_SCOPE, type ActionModule, type ActionWorld } from './types.ts';
 export { FieldChecker, type CheckPlace } from './check.ts';
 
 /** Every action kind's module, by kind. */
@@ -48,6 +49,7 @@ export const ACTIONS: { readonly [K in ActionKind]: ActionModule<K> } = {
   'watch.reset': watchReset,
   'watch.delay': watchDelay,
   'handlers.slow': handlersSlow,
+  'informer.resync': informerResync,
   'iptables.lock': iptablesLock,
   'iptables.fail': iptablesFail,
   'iptables.restore-fail': iptablesRestoreFail,

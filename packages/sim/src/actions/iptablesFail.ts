@@ -21,7 +21,10 @@ export const iptablesFail = defineAction({
     if (a.count !== undefined) f.resourceFailures += a.count;
     const now = w.engine.now();
     if (a.durationMs !== undefined) f.failUntilMs = Math.max(f.failUntilMs, now + a.durationMs);
-    w.disruptedUntil(a.node, Math.max(now, a.durationMs !== undefined ? f.failUntilMs : now) + w.maxBackoffOn(a.node), 'iptables.fail');
+    // Every command that meets a failure disturbs the node for the agents' declared retry delay
+    // from then (the world follows injected failures as they are met); the outage itself is a window.
+    if (a.durationMs !== undefined) w.disruptedUntil(a.node, Math.max(now, f.failUntilMs), 'iptables.fail');
+    else w.disrupted(a.node, 'iptables.fail');
   },
   story: {
     'fault.iptables.fail': (e) =>

@@ -12,7 +12,8 @@ export const iptablesRestoreFail = defineAction({
   apply(a, w) {
     w.emit('fault.iptables.restore-fail', { node: a.node, line: a.line });
     w.faults(a.node).restoreFailAtLine = a.line;
-    w.disruptedUntil(a.node, w.engine.now() + w.maxBackoffOn(a.node), 'iptables.restore-fail');
+    // The restore that meets the failure disturbs the node for the agents' retry delay (the world follows injected failures as they are met).
+    w.disrupted(a.node, 'iptables.restore-fail');
   },
   story: {
     'fault.iptables.restore-fail': (e) => storyLine(`fault: the next iptables-restore on ${str(e['node'])} fails at line ${str(e['line'])}`),

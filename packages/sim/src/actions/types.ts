@@ -16,6 +16,9 @@ import type { EventRenderer } from '../render.ts';
 import type { Action } from '../scenario.ts';
 import type { FieldChecker } from './check.ts';
 
+/** The scope of an action that disturbs no node (it changes nothing a controller must follow). */
+export const NO_SCOPE = '';
+
 /** The world as an action's effect sees it: the parts actions change, and the disruption bookkeeping. */
 export interface ActionWorld {
   readonly engine: Engine;
@@ -44,6 +47,8 @@ export interface ActionWorld {
   maxBackoffOn(node: string): number;
   /** The kubelet of a node. */
   kubelet(node: string): Kubelet;
+  /** The agents on `node` were asked to resync now (the "a resync changes nothing" oracle reads when). */
+  resynced(node: string): void;
   /** The node's kernel loses its state (rules, conntrack) as at boot. */
   resetKernel(node: string): void;
   /** Node names, in cluster order. */
@@ -60,7 +65,7 @@ export interface ActionModule<K extends Action['kind'] = Action['kind']> {
    * `SimError` naming the field; unknown fields are rejected after this returns.
    */
   check(c: FieldChecker): void;
-  /** The nodes the action disturbs (a node name, or `*` for every node). Default: its `node` field, else every node. */
+  /** The nodes the action disturbs (a node name, `*` for every node, or {@link NO_SCOPE}). Default: its `node` field, else every node. */
   scope?(a: Extract<Action, { readonly kind: K }>, nodes: ReadonlySet<string>): string;
   /** Applies the action now, inside a step. */
   apply(a: Extract<Action, { readonly kind: K }>, w: ActionWorld): void;

@@ -4,13 +4,36 @@
  * Its process never fails on its own (a controller error under the `crash` policy, which
  * restarts the process rather than stopping the run, is a finding; two make a crash loop). Checked after safety, every
  * step: it only ever speaks about agents whose node has been calm for the bound.
+ *
+ * Retries back off: while iptables fails (an injected outage), the agents of a node retry no
+ * faster than they declare. More than {@link RETRY_BURST} failed commands within the first
+ * declared retry delay is a hot loop (a failed work item requeued at once, with no backoff).
  */
+import type { AgentView } from '../view.ts';
 import type { CountingInvariant } from './counting.ts';
 
 export const AGENTS_LIVE = 'agents stay live';
 
 /** Own failures within one bound that make a crash loop. */
 const LOOP = 2;
+
+/**
+ * Failed commands within one first retry delay that make a hot loop. Generous: a controller that
+ * backs off fails once per work item per delay, and the generated clusters have a few items.
+ */
+export const RETRY_BURST = 24;
+
+/** A burst of more than {@link RETRY_BURST} failures within the first declared retry delay, if any (the latest). */
+function hotLoop(times: readonly number[], agents: readonly AgentView[]): { count: number; fromMs: number; toMs: number; spanMs: number; firstMs: number } | undefined {
+  if (times.length <= RETRY_BURST) return undefined;
+  let firstMs = 0;
+  for (const a of agents) firstMs = Math.max(firstMs, a.declares?.firstBackoffMs ?? a.declares?.maxBackoffMs ?? 0);
+  if (firstMs <= 0) return undefined;
+  const to = times[times.length - 1] ?? 0;
+  const from = times[times.length - 1 - RETRY_BURST] ?? 0;
+  if (to - from >= firstMs) return undefined;
+  return { count: RETRY_BURST + 1, fromMs: from, toMs: to, spanMs: to - from, firstMs };
+}
 
 /** `t=300ms (Error: boom)` for each failure. */
 function failuresText(times: readonly number[], reasons: readonly string[], offset: number): string {
@@ -32,6 +55,8 @@ export function agentsStayLive(opts: { readonly settleMs?: number } = {}): () =>
       check(view) {
         const settleMs = opts.settleMs ?? view.settleMs;
         for (const node of view.nodes) {
+          const hot = hotLoop(view.injectedFailuresMs?.(node.name) ?? [], view.agents?.(node.name) ?? []);
+          if (hot !== undefined) return { message: `the agents on ${node.name} retry without backing off: ${hot.count} commands met an injected iptables failure within ${hot.spanMs}ms (t=${hot.fromMs}ms to t=${hot.toMs}ms), though they declare a first retry delay of ${hot.firstMs}ms`, state: { node: node.name, failures: hot.count, fromMs: hot.fromMs, toMs: hot.toMs } };
           const calm = view.calmSince(node.name);
           for (const a of view.agents?.(node.name) ?? []) {
             const bound = settleMs + (a.declares?.maxBackoffMs ?? 0);

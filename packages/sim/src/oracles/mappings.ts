@@ -4,9 +4,16 @@
  * the Pod's IP and port, in a chain a packet can meet); and, where the agent declares which Pods
  * are eligible, every eligible Pod publishes its mappings and no other Pod publishes any, once the
  * node has settled. A controller that publishes nothing for an eligible Pod fails.
+ *
+ * Strict, like owned chains: a mapping that is served (published, eligible where eligibility is
+ * declared, with its DNAT rule) stays served at every instant while the same Pod publishes it
+ * and stays eligible. A restart that flushes the rules and refills them one by one takes served
+ * mappings away meanwhile; an atomic restore does not. A node reboot (its rules lost) starts the
+ * node's bookkeeping afresh.
  */
 import { settled, type Problem } from '../invariants.ts';
-import { podKey } from '../view.ts';
+import type { InvariantResult } from '../engine.ts';
+import { podKey, type WorldView } from '../view.ts';
 import type { CountingInvariant } from './counting.ts';
 import { factsMemo } from './facts.ts';
 import { reachableDnatMemo } from './reachable.ts';
@@ -25,6 +32,49 @@ export function publishedMappingsServed(opts: { readonly settleMs?: number } = {
     const facts = factsMemo();
     const dnat = new Map<string, ReturnType<typeof reachableDnatMemo>>();
     const count = { n: 0 };
+    /** Per node: the mappings served at the last check (`uid|ip|PROTO|nodePort|podPort`), and the node's boots then. */
+    const served = new Map<string, { readonly keys: Set<string>; readonly boots: number }>();
+    const strict = (view: WorldView): InvariantResult => {
+      const f = facts(view);
+      const services = view.services();
+      for (const node of view.nodes) {
+        const boots = view.boots?.(node.name) ?? 0;
+        const agents = view.agents?.(node.name) ?? [];
+        const rules = dnatOf(node.name)(view.ruleset(node.name));
+        const before = served.get(node.name);
+        const now = new Set<string>();
+        for (const pub of f.publications.get(node.name) ?? []) {
+          const ip = pub.pod.status.podIP;
+          if (pub.mappings === undefined || ip === undefined) continue;
+          const decl = agents.flatMap((a) => a.declares?.annotations ?? []).find((d) => d.key === pub.key);
+          const eligible = decl?.eligible?.(pub.pod, services);
+          for (const m of pub.mappings) {
+            if (eligible !== undefined && !eligible.some((e) => e.podPort === m.podPort && e.protocol === m.protocol)) continue;
+            const k = `${pub.pod.metadata.uid}|${ip}|${m.protocol}|${m.nodePort}|${m.podPort}`;
+            const proto = m.protocol === 'UDP' ? 17 : 6;
+            const has = rules.some((d) => d.dport === m.nodePort && (d.proto === proto || d.proto === 0) && d.toIp === ip && d.toPort === m.podPort);
+            if (has) now.add(k);
+            else if (before !== undefined && before.boots === boots && before.keys.has(k)) {
+              served.clear();
+              return {
+                message: `${podKey(pub.pod)} publishes node port ${m.nodePort} → ${ip}:${m.podPort}/${m.protocol} on ${node.name} and its DNAT rule served it, but the rule is gone while the mapping is still published (a window in which the mapping is not served)`,
+                state: { node: node.name, pod: podKey(pub.pod), nodePort: m.nodePort, podPort: m.podPort, protocol: m.protocol },
+              };
+            }
+          }
+        }
+        served.set(node.name, { keys: now, boots });
+      }
+      return undefined;
+    };
+    const dnatOf = (node: string): ReturnType<typeof reachableDnatMemo> => {
+      let memo = dnat.get(node);
+      if (memo === undefined) {
+        memo = reachableDnatMemo();
+        dnat.set(node, memo);
+      }
+      return memo;
+    };
     const inv = settled(
       MAPPINGS_SERVED,
       (view) => {
@@ -33,12 +83,7 @@ export function publishedMappingsServed(opts: { readonly settleMs?: number } = {
         const services = view.services();
         for (const node of view.nodes) {
           const agents = view.agents?.(node.name) ?? [];
-          let memo = dnat.get(node.name);
-          if (memo === undefined) {
-            memo = reachableDnatMemo();
-            dnat.set(node.name, memo);
-          }
-          const rules = memo(view.ruleset(node.name));
+          const rules = dnatOf(node.name)(view.ruleset(node.name));
           const used = new Map<string, string>();
           for (const pub of f.publications.get(node.name) ?? []) {
             const who = podKey(pub.pod);
@@ -89,6 +134,6 @@ export function publishedMappingsServed(opts: { readonly settleMs?: number } = {
       },
       { ...(opts.settleMs !== undefined ? { settleMs: opts.settleMs } : {}) },
     )();
-    return { name: inv.name, check: (v) => inv.check(v), examined: () => count.n };
+    return { name: inv.name, check: (v) => strict(v) ?? inv.check(v), examined: () => count.n };
   };
 }

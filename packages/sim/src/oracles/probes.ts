@@ -148,7 +148,15 @@ function fmt(o: ProbeOutcome): string {
  * The probes of the current world: a pure function of the objects and the data plane's running
  * Pod namespaces.
  */
-function probesOf(w: ProbeWorld): Probe[] {
+/**
+ * The sticky UDP flows: per probe, how many times the flow was started afresh and whether it has
+ * been answered yet. A flow that has never been answered starts again on a new port each round (a
+ * client whose first requests time out retries from a new socket); once answered it keeps its
+ * port, so a conntrack entry toward an endpoint that went away is noticed.
+ */
+type UdpFlows = Map<string, { generation: number; answered: boolean }>;
+
+function probesOf(w: ProbeWorld, flows: UdpFlows): Probe[] {
   const dp = w.datapath;
   const out: Probe[] = [];
   const pods = w.pods().filter((p) => isPodLive(p) || (p.metadata.deletionTimestamp !== undefined && holdsIp(p) && p.status.phase === 'Running'));
@@ -215,7 +223,15 @@ function probesOf(w: ProbeWorld): Probe[] {
       const cluster = usable(eps);
       const hostsOf = (list: readonly Ep[]): Set<string> => new Set(list.map((e) => hostOf(e.pod) ?? ''));
       const sig = (list: readonly Ep[]): string => list.map((e) => `${e.ip}:${e.port}`).sort().join(',');
-      const send = (from: string, to: string, port: number, id: string, now: number): ProbeOutcome & { readonly peer?: string; readonly reached?: string } => (udp ? dp.probeUdp(from, to, port, stickyPort(id), now) : dp.probeTcp(from, to, port, now));
+      const send = (from: string, to: string, port: number, id: string, now: number): ProbeOutcome & { readonly peer?: string; readonly reached?: string } => {
+        if (!udp) return dp.probeTcp(from, to, port, now);
+        const f = flows.get(id) ?? { generation: 0, answered: false };
+        flows.set(id, f);
+        const o = dp.probeUdp(from, to, port, stickyPort(`${id}#${f.generation}`), now);
+        if (o.ok) f.answered = true;
+        else if (!f.answered) f.generation++;
+        return o;
+      };
       const backendName = (host: string | null): string => {
         const e = eps.find((x) => hostOf(x.pod) === host);
         return e?.pod !== undefined ? `${podKey(e.pod)} (${e.ip})` : (host ?? '?');
@@ -258,7 +274,10 @@ function probesOf(w: ProbeWorld): Probe[] {
       const local = svc.spec.externalTrafficPolicy === 'Local';
       for (const n of w.nodes) {
         if (!role(n.name, 'service-proxy')) continue;
-        const id = `NodePort ${name} ${n.ip}:${nodePort}/${sp.protocol} from ${LB_IP}`;
+        // The policy is part of the flow's identity: a UDP flow keeps its source port (and its
+        // conntrack entry) across endpoint changes, but a policy change is a new flow, since
+        // kube-proxy does not clear the conntrack entries of a Service whose policy changed.
+        const id = `NodePort ${name} ${n.ip}:${nodePort}/${sp.protocol} from ${LB_IP} (${local ? 'Local' : 'Cluster'})`;
         if (!local) {
           if (cluster.length === 0) continue;
           const want = hostsOf(cluster);
@@ -289,6 +308,14 @@ function probesOf(w: ProbeWorld): Probe[] {
             }
             if (!o.ok) return fail(o, `an external client (${LB_IP}) cannot reach Service ${name} (externalTrafficPolicy Local) at ${n.ip}:${nodePort}/${sp.protocol}: ${fmt(o)}; ${n.name}'s endpoints ${sig(mine)}`);
             if (o.server === null || !want.has(o.server)) return fail(o, `an external ${sp.protocol} flow to ${n.ip}:${nodePort} (Service ${name}, externalTrafficPolicy Local) reached ${backendName(o.server)}, not one of ${n.name}'s own endpoints ${sig(mine)}`);
+            // A UDP flow keeps its port, so its conntrack entry keeps the NAT of the rules it first
+            // met (a masquerade of a moment when the rules were half-way): kube-proxy clears UDP
+            // entries of removed endpoints, not of a changed policy. A fresh flow tells whether the
+            // rules keep the source now.
+            if (ipOf(o.peer) !== LB_IP && udp) {
+              const fresh = dp.probeUdp('lb', n.ip, nodePort, undefined, now);
+              if (fresh.ok && fresh.server !== null && want.has(fresh.server) && ipOf(fresh.peer) === LB_IP) return { ok: true, message: '' };
+            }
             if (ipOf(o.peer) !== LB_IP) return fail(o, `an external ${sp.protocol} flow from ${LB_IP} to ${n.ip}:${nodePort} (Service ${name}, externalTrafficPolicy Local) reached ${backendName(o.server)} from ${o.peer ?? '?'}: the client's source was not kept`);
             return { ok: true, message: '' };
           },
@@ -350,6 +377,7 @@ export function datapathProbes(opts: { readonly settleMs?: number; readonly ever
     let results: Result[] = [];
     const expected = new Map<string, { readonly expectation: string; readonly sinceMs: number }>();
     const wasOk = new Map<string, boolean>();
+    const flows: UdpFlows = new Map();
     return {
       name: DATAPATH_PROBES,
       needsDatapath: true,
@@ -359,7 +387,7 @@ export function datapathProbes(opts: { readonly settleMs?: number; readonly ever
           const now = w.nowMs();
           const next: Result[] = [];
           const seen = new Set<string>();
-          for (const p of probesOf(w)) {
+          for (const p of probesOf(w, flows)) {
             if (seen.has(p.id)) continue;
             seen.add(p.id);
             const before = expected.get(p.id);
@@ -376,6 +404,7 @@ export function datapathProbes(opts: { readonly settleMs?: number; readonly ever
           for (const id of [...expected.keys()]) if (!seen.has(id)) {
             expected.delete(id);
             wasOk.delete(id);
+            flows.delete(id);
           }
           results = next;
         });
