@@ -4,6 +4,7 @@
  */
 import { paramProblem } from '../failure.ts';
 import { parsePortRange } from '../ports.ts';
+import { MATCH, NOMATCH, type ModTest } from '../matchers.ts';
 import { argOf, type XtDefinition } from './define.ts';
 
 /** SCTP chunk types by name, as `iptables -L` prints them (numbers). */
@@ -36,6 +37,7 @@ export const SCTP: XtDefinition = {
     },
   ],
   order: ['sport', 'dport', 'chunk-types'],
+  compile: (args) => portTest(132, args),
   list(args) {
     const parts = ['sctp'];
     for (const [opt, short] of [
@@ -60,3 +62,46 @@ export const SCTP: XtDefinition = {
     return parts.join(' ');
   },
 };
+
+/**
+ * `--sport`/`--dport` alone (each maybe negated), as xt_sctp and xt_dccp compare them on a first
+ * fragment of their protocol, exactly as tcp/udp do; other options (`--chunk-types`,
+ * `--dccp-types`…) leave the packet undecided (undefined).
+ */
+export function portTest(proto: number, args: readonly string[]): ModTest | undefined {
+  let sFrom = 0;
+  let sTo = 65535;
+  let sNeg = false;
+  let dFrom = 0;
+  let dTo = 65535;
+  let dNeg = false;
+  for (let i = 0; i < args.length; i++) {
+    let neg = false;
+    if (args[i] === '!') {
+      neg = true;
+      i++;
+    }
+    const opt = args[i];
+    const value = args[i + 1];
+    if (value === undefined) return undefined;
+    const m = /^(\d+)(?::(\d+))?$/.exec(value);
+    if (m === null) return undefined;
+    const from = Number(m[1]);
+    const to = m[2] === undefined ? from : Number(m[2]);
+    if (opt === '--sport') [sFrom, sTo, sNeg] = [from, to, neg];
+    else if (opt === '--dport') [dFrom, dTo, dNeg] = [from, to, neg];
+    else return undefined;
+    i++;
+  }
+  return {
+    test: (w) => {
+      const p = w.packet;
+      if (p.proto !== proto || p.fragment) return NOMATCH;
+      if ((p.sport >= sFrom && p.sport <= sTo) === sNeg) return NOMATCH;
+      if ((p.dport >= dFrom && p.dport <= dTo) === dNeg) return NOMATCH;
+      return MATCH;
+    },
+    sideEffect: false,
+    undecidable: false,
+  };
+}

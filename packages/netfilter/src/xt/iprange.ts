@@ -4,12 +4,12 @@
  * FROM[-TO]` (one address is a range of one), printed `FROM-TO`; evaluated inclusive, `!`
  * inverting each range.
  */
-import { OptionTable, OptionTracker, type ExtensionInstance } from './extension.ts';
-import { paramProblem } from './failure.ts';
-import { formatIpv4, tryParseIpv4 } from './ip.ts';
-import type { MatchModule } from './matches.ts';
-import { MATCH, NOMATCH, type ModTest } from './matchers.ts';
-import type { Match } from './types.ts';
+import { OptionTable, OptionTracker, type ExtensionInstance } from '../extension.ts';
+import { paramProblem } from '../failure.ts';
+import { formatIpv4, tryParseIpv4 } from '../ip.ts';
+import type { MatchModule } from '../matches.ts';
+import { MATCH, NOMATCH, type ModTest } from '../matchers.ts';
+import type { Match } from '../types.ts';
 
 type IprangeMatch = Extract<Match, { kind: 'iprange' }>;
 
