@@ -15,6 +15,24 @@ const CHUNKS: ReadonlyMap<string, number> = new Map([
   ['RE_CONFIG', 130], ['PAD', 132], ['ASCONF', 193], ['ASCONF_ACK', 128], ['FORWARD_TSN', 192], ['I_FORWARD_TSN', 194],
 ]);
 
+/**
+ * The chunk list as `iptables-save` prints it: names upper-cased, each once, in chunk-number
+ * order (the bitmap's), flags kept; unknown names were refused by the real tool and stay last.
+ */
+function chunkOrder(text: string): string {
+  const seen = new Map<string, { word: string; n: number; i: number }>();
+  text.split(',').forEach((t, i) => {
+    const colon = t.indexOf(':');
+    const name = (colon < 0 ? t : t.slice(0, colon)).toUpperCase();
+    if (seen.has(name)) return;
+    seen.set(name, { word: colon < 0 ? name : `${name}${t.slice(colon)}`, n: CHUNKS.get(name) ?? 256, i });
+  });
+  return [...seen.values()]
+    .sort((a, b) => a.n - b.n || a.i - b.i)
+    .map((x) => x.word)
+    .join(',');
+}
+
 const port = (v: readonly string[], at: number): readonly string[] => {
   const r = parsePortRange(v[0] ?? '', 132, at);
   return [r.from === r.to ? String(r.from) : `${r.from}:${r.to}`];
@@ -32,7 +50,7 @@ export const SCTP: XtDefinition = {
       parse: (v, at) => {
         const how = v[0] ?? '';
         if (how !== 'all' && how !== 'any' && how !== 'only') throw paramProblem('--chunk-types requires `all\', `any\' or `only\'', at);
-        return [how, v[1] ?? ''];
+        return [how, chunkOrder(v[1] ?? '')];
       },
     },
   ],
@@ -54,7 +72,7 @@ export const SCTP: XtDefinition = {
         const colon = t.indexOf(':');
         const name = colon < 0 ? t : t.slice(0, colon);
         const n = CHUNKS.get(name.toUpperCase());
-        const num = n === undefined ? name : `0x${n.toString(16).padStart(4, '0')}`;
+        const num = n === undefined ? name : `0x${n.toString(16).toUpperCase().padStart(4, '0')}`;
         return colon < 0 ? num : `${num}${t.slice(colon)}`;
       });
       parts.push(`${args[k - 1] === '!' ? '! ' : ''}${args[k + 1] ?? ''}`, types.join(','));
