@@ -12,7 +12,7 @@ import { badArgument, Failure, paramProblem } from './failure.ts';
 import type { ExtensionInstance, OptionSpec, OptionTable, ParseEnv } from './extension.ts';
 import { xtablesHost, xtablesMask } from './hostAddress.ts';
 import { prefixMask } from './ip.ts';
-import { IPTABLES_MATCH_NAMES, matchModule, matchModules } from './matches.ts';
+import { IPTABLES_MATCH_NAMES, matchModule, matchModuleOfKind, matchModules } from './matches.ts';
 import { lookupProtocol } from './names.ts';
 import { IPTABLES_TARGET_NAMES, STANDARD_TARGETS, targetModule, targetModules } from './targets.ts';
 import { WordTable } from './tokenize.ts';
@@ -298,6 +298,7 @@ class CommandParser implements ParseEnv {
   /** The last verbatim extension loaded: unclaimed options go to it. */
   private lastUnknown: UnknownExt | undefined = undefined;
   private kernelRejects: string | undefined = undefined;
+  private warnings: readonly string[] = NO_WARNINGS;
   private readonly use: { name: string; invert: boolean; values: string[]; argIndex: number } = { name: '', invert: false, values: [], argIndex: 0 };
 
   reset(args: readonly string[], env: CommandEnv): void {
@@ -336,10 +337,16 @@ class CommandParser implements ParseEnv {
     this.targetArgIndex = 0;
     this.lastUnknown = undefined;
     this.kernelRejects = undefined;
+    this.warnings = NO_WARNINGS;
   }
 
   rejectRule(errno: string): void {
     this.kernelRejects ??= errno;
+  }
+
+  warn(text: string): void {
+    if (this.warnings === NO_WARNINGS) this.warnings = [];
+    (this.warnings as string[]).push(text);
   }
 
   parse(): ParsedCommand {
@@ -894,7 +901,7 @@ class CommandParser implements ParseEnv {
       verbose: (this.options & OPT_V) !== 0,
       exact: (this.options & OPT_X) !== 0,
       lineNumbers: (this.options & OPT_LINE) !== 0,
-      warnings: NO_WARNINGS,
+      warnings: this.warnings,
     };
     if (this.chain !== undefined) out.chain = this.chain;
     if (this.ruleNum !== undefined) out.ruleNum = this.ruleNum;
@@ -963,14 +970,15 @@ const PROTO_MODULES: ReadonlyMap<number, string> = new Map([
 
 
 /**
- * nf_tables folds repeated tcp (or udp) matches into one expression set, which reads back as a
- * single match where the first stood, later options replacing earlier ones.
+ * nf_tables folds a repeated match into one expression set when its module says so (tcp, udp),
+ * which reads back as a single match where the first stood, later options replacing earlier ones.
  */
 function mergeMatch(into: Match[], m: Match): void {
-  if (m.kind === 'tcp' || m.kind === 'udp') {
+  const merge = m.kind === 'unknown' ? undefined : matchModuleOfKind(m.kind)?.merge;
+  if (merge !== undefined) {
     const k = into.findIndex((x) => x.kind === m.kind);
     if (k >= 0) {
-      into[k] = { ...(into[k] as Match), ...m } as Match;
+      into[k] = merge(into[k] as Match, m);
       return;
     }
   }

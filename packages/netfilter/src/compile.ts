@@ -6,27 +6,14 @@
  */
 import type { EvalTraceEntry, NatRequest, Verdict } from './evalTypes.ts';
 import { buildRuns, type DispatchRun } from './dispatchIndex.ts';
-import { compileMatch, type ModTest } from './matchers.ts';
+import { compileMatch, moduleOf, type L4Hint } from './matches.ts';
+import type { ModTest } from './matchers.ts';
 import { prefixMask } from './ip.ts';
-import { BUILTIN_CHAINS, type Hook, type Match, type Policy, type Rule, type Ruleset, type Table, type TableName, type Target } from './types.ts';
+import { targetModuleOf, targetName } from './targets.ts';
+import { ACCEPT_VERDICT, DROP_VERDICT, emptyTargetCode, T_ACCEPT, T_DROP, T_GOTO, T_JUMP, T_NONE, T_RETURN, T_UNKNOWN, type TargetCode } from './targetCode.ts';
+import { BUILTIN_CHAINS, type Hook, type Policy, type Rule, type Ruleset, type Table, type TableName, type Target } from './types.ts';
 
-/** Target opcodes. @internal */
-export const T_NONE = 0;
-export const T_ACCEPT = 1;
-export const T_DROP = 2;
-export const T_REJECT = 3;
-export const T_RETURN = 4;
-export const T_JUMP = 5;
-export const T_GOTO = 6;
-export const T_NAT = 7;
-export const T_MARK = 8;
-export const T_CONNMARK_SET = 9;
-export const T_CONNMARK_SAVE = 10;
-export const T_CONNMARK_RESTORE = 11;
-export const T_CONTINUE = 12;
-export const T_NOTRACK = 13;
-export const T_TRACE = 14;
-export const T_UNKNOWN = 15;
+export * from './targetCode.ts';
 
 /** One compiled rule. @internal */
 export interface CompiledRule {
@@ -132,8 +119,6 @@ export interface CompiledRuleset {
   readonly options: Required<CompileOptions>;
 }
 
-export const ACCEPT_VERDICT: Verdict = { kind: 'ACCEPT' };
-export const DROP_VERDICT: Verdict = { kind: 'DROP', byPolicy: false };
 const DROP_POLICY_VERDICT: Verdict = { kind: 'DROP', byPolicy: true };
 
 function ifaceParts(m: Rule['inIface']): [string | null, boolean, boolean] {
@@ -141,104 +126,47 @@ function ifaceParts(m: Rule['inIface']): [string | null, boolean, boolean] {
   return [m.name, m.wildcard, m.negate];
 }
 
-interface TargetCode {
-  op: number;
-  value: number;
-  mask: number;
-  nfmask: number;
-  ctmask: number;
-  targetName: string;
-  verdict: Verdict | null;
-  nat: NatRequest | null;
-  unknownTarget: string;
-}
-
 function compileTarget(t: Target | undefined): TargetCode {
-  const c: TargetCode = { op: T_NONE, value: 0, mask: 0, nfmask: 0, ctmask: 0, targetName: '', verdict: null, nat: null, unknownTarget: '' };
+  const c = emptyTargetCode();
   if (t === undefined) return c;
-  switch (t.kind) {
-    case 'ACCEPT':
-      c.op = T_ACCEPT;
-      c.verdict = ACCEPT_VERDICT;
-      break;
-    case 'DROP':
-      c.op = T_DROP;
-      c.verdict = DROP_VERDICT;
-      break;
-    case 'REJECT':
-      c.op = T_REJECT;
-      c.verdict = { kind: 'REJECT', with: t.with };
-      break;
-    case 'RETURN':
-      c.op = T_RETURN;
-      break;
-    case 'jump':
-      c.op = T_JUMP;
-      c.targetName = t.chain;
-      break;
-    case 'goto':
-      c.op = T_GOTO;
-      c.targetName = t.chain;
-      break;
-    case 'DNAT':
-    case 'SNAT':
-    case 'MASQUERADE':
-      // The NAT targets' fields are exactly a NatRequest: hand the (immutable) target over as is.
-      c.op = T_NAT;
-      c.nat = t;
-      c.verdict = ACCEPT_VERDICT;
-      break;
-    case 'MARK':
-      c.op = T_MARK;
-      c.value = t.value >>> 0;
-      c.mask = t.mask >>> 0;
-      break;
-    case 'CONNMARK':
-      if (t.mode === 'set-xmark') {
-        c.op = T_CONNMARK_SET;
-        c.value = t.value >>> 0;
-        c.mask = t.mask >>> 0;
-      } else {
-        c.op = t.mode === 'save' ? T_CONNMARK_SAVE : T_CONNMARK_RESTORE;
-        c.nfmask = (t.nfmask ?? 0xffffffff) >>> 0;
-        c.ctmask = (t.ctmask ?? 0xffffffff) >>> 0;
-      }
-      break;
-    case 'LOG':
-    case 'NFLOG':
-      c.op = T_CONTINUE;
-      break;
-    case 'NOTRACK':
-      c.op = T_NOTRACK;
-      break;
-    case 'CT':
-      if (t.notrack) c.op = T_NOTRACK;
-      else {
-        // Zones, helpers, timeouts and events act on conntrack, which this layer does not model.
-        c.op = T_UNKNOWN;
-        c.unknownTarget = `target CT ${t.args.join(' ')}`.trimEnd();
-      }
-      break;
-    case 'TRACE':
-      c.op = T_TRACE;
-      break;
-    case 'unknown':
-      c.op = T_UNKNOWN;
-      c.unknownTarget = `target ${t.name}`;
-      break;
+  const kind = t.kind;
+  if (kind === 'ACCEPT') {
+    c.op = T_ACCEPT;
+    c.verdict = ACCEPT_VERDICT;
+  } else if (kind === 'DROP') {
+    c.op = T_DROP;
+    c.verdict = DROP_VERDICT;
+  } else if (kind === 'RETURN') c.op = T_RETURN;
+  else if (kind === 'jump' || kind === 'goto') {
+    c.op = kind === 'jump' ? T_JUMP : T_GOTO;
+    c.targetName = t.chain;
   }
+  if (c.op !== T_NONE) return c;
+  // A target extension says what it does; one netsim keeps as words is undecided.
+  const code = targetModuleOf(t)?.code;
+  if (code !== undefined) {
+    code(t, c);
+    return c;
+  }
+  c.op = T_UNKNOWN;
+  c.unknownTarget = `target ${targetName(t)}`;
   return c;
 }
 
 function compileRule(rule: Rule, index: number, table: TableName, chain: string): CompiledRule {
   const mods: ModTest[] = [];
   let careful = false;
-  let l4: Match | undefined;
+  let l4: L4Hint | undefined;
   let sideEffectSeen = false;
   for (const m of rule.matches) {
-    if (l4 === undefined && !sideEffectSeen && (m.kind === 'udp' || (m.kind === 'tcp' && m.option === undefined))) {
-      l4 = m;
-      continue;
+    // The first port match a module offers to inline, unless a module with a side effect
+    // precedes it: checking it before the other modules must never skip a draw the kernel makes.
+    if (l4 === undefined && !sideEffectSeen) {
+      const hint = moduleOf(m)?.inline?.(m);
+      if (hint !== undefined) {
+        l4 = hint;
+        continue;
+      }
     }
     const t = compileMatch(m, rule);
     if (t === null) continue;
@@ -246,8 +174,6 @@ function compileRule(rule: Rule, index: number, table: TableName, chain: string)
     if (t.sideEffect) sideEffectSeen = true;
     if (t.sideEffect || t.undecidable) careful = true;
   }
-  const ports = l4 !== undefined && (l4.kind === 'tcp' || l4.kind === 'udp') ? l4 : undefined;
-  const flags = ports?.kind === 'tcp' ? ports.flags : undefined;
   const [inName, inWild, inNeg] = ifaceParts(rule.inIface);
   const [outName, outWild, outNeg] = ifaceParts(rule.outIface);
   const src = rule.src;
@@ -271,16 +197,16 @@ function compileRule(rule: Rule, index: number, table: TableName, chain: string)
     outName,
     outWild,
     outNeg,
-    l4: ports === undefined ? 0 : ports.kind === 'tcp' ? 6 : 17,
-    spFrom: ports?.sport?.range.from ?? 0,
-    spTo: ports?.sport?.range.to ?? 65535,
-    spNeg: ports?.sport?.negate ?? false,
-    dpFrom: ports?.dport?.range.from ?? 0,
-    dpTo: ports?.dport?.range.to ?? 65535,
-    dpNeg: ports?.dport?.negate ?? false,
-    flMask: flags?.mask ?? 0,
-    flComp: flags?.comp ?? 0,
-    flNeg: flags?.negate ?? false,
+    l4: l4?.proto ?? 0,
+    spFrom: l4?.spFrom ?? 0,
+    spTo: l4?.spTo ?? 65535,
+    spNeg: l4?.spNeg ?? false,
+    dpFrom: l4?.dpFrom ?? 0,
+    dpTo: l4?.dpTo ?? 65535,
+    dpNeg: l4?.dpNeg ?? false,
+    flMask: l4?.flMask ?? 0,
+    flComp: l4?.flComp ?? 0,
+    flNeg: l4?.flNeg ?? false,
     mods: mods.length === 0 ? null : mods,
     careful,
     op: tc.op,

@@ -16,6 +16,7 @@
  */
 import type { Packet } from './evalTypes.ts';
 import type { Rule } from './types.ts';
+import { moduleOf } from './matches.ts';
 
 const SHAPE_DST = 1;
 const SHAPE_PROTO = 2;
@@ -56,13 +57,14 @@ export function ruleKey(rule: Rule): RuleKey | null {
     low = proto;
   }
   for (const m of rule.matches) {
-    if (m.kind === 'statistic') break;
-    if (m.kind !== 'tcp' && m.kind !== 'udp') continue;
-    if ((m.kind === 'tcp' ? 6 : 17) !== proto) break;
-    const d = m.dport;
-    if (d !== undefined && !d.negate && d.range.from === d.range.to) {
+    const mod = moduleOf(m);
+    if (mod?.barrier === true) break;
+    const hint = mod?.inline?.(m);
+    if (hint === undefined) continue;
+    if (hint.proto !== proto) break;
+    if (!hint.dpNeg && hint.dpFrom === hint.dpTo) {
       shape |= SHAPE_DPORT;
-      low = (portProtoCode(proto) << 16) | d.range.from;
+      low = (portProtoCode(proto) << 16) | hint.dpFrom;
       break;
     }
   }

@@ -10,8 +10,8 @@
  * built-in chain ("Too many links").
  */
 import { kernelRefused, refused } from './failure.ts';
-import { targetModule } from './targets.ts';
-import { XT_MATCHES, XT_TARGETS } from './xt/index.ts';
+import { targetModuleOf } from './targets.ts';
+import { moduleOf } from './matches.ts';
 import { BUILTIN_CHAINS, type Chain, type Counters, type Hook, type Policy, type Rule, type Table, type TableName, type Target } from './types.ts';
 
 export interface DraftChain {
@@ -65,39 +65,17 @@ export const HOOK_BIT: Readonly<Record<string, number>> = { PREROUTING: 1, INPUT
 export const ALL_HOOKS = 31;
 
 /**
- * Hooks of targets netsim keeps as words that the kernel limits, from their definitions (CLASSIFY,
- * TCPMSS's path-MTU clamping, TPROXY; checked against 1.8.9, through user chains too).
- */const RPFILTER_HOOKS: readonly Hook[] = ['PREROUTING'];
-
-function unknownTargetHooks(t: Extract<Target, { kind: 'unknown' }>): readonly Hook[] | undefined {
-  return XT_TARGETS.get(t.name)?.def.hooks?.(t.args);
-}
-
-/** Hooks a rule may run from, when its target or a match limits them. */
+ * Hooks a rule may run from, when its target or a match limits them: each module says (DNAT,
+ * REJECT, CLASSIFY, TCPMSS's path-MTU clamping, TPROXY, rpfilter, addrtype's interface limits;
+ * checked against 1.8.9, through user chains too).
+ */
 export function ruleHooks(rule: Rule): readonly Hook[] | undefined {
   const target = rule.target;
-  const kind = target?.kind;
-  let hooks: readonly Hook[] | undefined =
-    kind === 'DNAT' || kind === 'SNAT' || kind === 'MASQUERADE' || kind === 'REJECT'
-      ? targetModule(kind)?.hooks
-      : target?.kind === 'unknown'
-        ? unknownTargetHooks(target)
-        : undefined;
+  let hooks: readonly Hook[] | undefined = target === undefined ? undefined : targetModuleOf(target)?.hooks?.(target);
   const matches = rule.matches;
   for (let k = 0; k < matches.length; k++) {
     const m = matches[k] as Rule['matches'][number];
-    if (m.kind === 'unknown') {
-      // xt_rpfilter is registered for PREROUTING only; other modules say in their definition.
-      const limit = m.module === 'rpfilter' ? RPFILTER_HOOKS : XT_MATCHES.get(m.module)?.def.hooks?.(m.args);
-      if (limit !== undefined) hooks = hooks === undefined ? limit : hooks.filter((h) => limit.includes(h));
-      continue;
-    }
-    if (m.kind !== 'addrtype') continue;
-    const limit: readonly Hook[] | undefined = m.limitIfaceIn
-      ? ['PREROUTING', 'INPUT', 'FORWARD']
-      : m.limitIfaceOut
-        ? ['POSTROUTING', 'OUTPUT', 'FORWARD']
-        : undefined;
+    const limit = moduleOf(m)?.hooks?.(m);
     if (limit !== undefined) hooks = hooks === undefined ? limit : hooks.filter((h) => limit.includes(h));
   }
   return hooks;
@@ -117,13 +95,11 @@ export function ruleHookMask(rule: Rule): number {
  * (DNAT outside nat, …). Jumps and verdicts need no lookup: no target module has their names.
  */
 export function refusedInTable(rule: Rule, table: TableName): boolean {
-  if (table !== 'raw' && table !== 'mangle') {
-    for (const m of rule.matches) if (m.kind === 'unknown' && m.module === 'rpfilter') return true;
-  }
+  for (const m of rule.matches) if (m.kind === 'unknown' && moduleOf(m)?.tables?.includes(table) === false) return true;
   const target = rule.target;
   const kind = target?.kind;
   if (kind === undefined || kind === 'jump' || kind === 'goto' || kind === 'ACCEPT' || kind === 'DROP' || kind === 'RETURN') return false;
-  const tables = target?.kind === 'unknown' ? XT_TARGETS.get(target.name)?.def.tables : targetModule(kind)?.tables;
+  const tables = targetModuleOf(target as Target)?.tables;
   return tables !== undefined && !tables.includes(table);
 }
 

@@ -3,7 +3,7 @@
  * evaluator and what it gets back. The evaluator is pure apart from the PRNG and the `nth`
  * counters, both owned by the caller through {@link EvalContext}.
  */
-import type { RecentLists } from './recent.ts';
+import type { RecentLists } from './xt/recent.ts';
 import type { AddrType, CtState, Hook, Ipv4, NatRange, PortRange, RejectWith, Rule, TableName } from './types.ts';
 
 /** A packet as netfilter sees it at a hook. Ports are 0 for protocols without ports. */

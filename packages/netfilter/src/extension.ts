@@ -44,6 +44,8 @@ export interface ParseEnv {
    * with `RULE_APPEND failed (<errno>)`, exit 4); parsing itself succeeds.
    */
   rejectRule(errno: string): void;
+  /** A warning the real tool prints on stderr without failing (the text, newline included). */
+  warn(text: string): void;
 }
 
 export interface ExtensionInstance<T> {

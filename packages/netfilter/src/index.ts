@@ -57,7 +57,7 @@ export { compile, type CompileOptions, type CompiledRuleset } from './compile.ts
 export { evaluateHook, evaluateTable, HOOK_TABLES, MAX_CHAIN_LEVEL, rewriteToRangeStart, unknownModuleOf } from './evaluate.ts';
 export { createEvalState, probabilityThreshold31, seededRandom31, splitmix32, STATISTIC_SCALE } from './statistic.ts';
 export { ipsetLookup, type IpSetLookup } from './ipset.ts';
-export { createRecentLists, formatRecentProc, jiffiesAt, RECENT_HZ, recentListNames, writeRecentProc, type RecentLists } from './recent.ts';
+export { createRecentLists, formatRecentProc, jiffiesAt, RECENT_HZ, recentListNames, writeRecentProc, type RecentLists } from './xt/recent.ts';
 export {
   cidr,
   cidrContains,

@@ -9,7 +9,7 @@
 import { compareNames } from './draft.ts';
 import { DEFAULT_IPTABLES_VERSION, Failure, type IptablesVersion } from './failure.ts';
 import { formatIpv4 } from './ip.ts';
-import { listMatchText } from './matches.ts';
+import { listMatchPiece } from './matches.ts';
 import { protocolName } from './names.ts';
 import { ruleSpecWords } from './ruleSpec.ts';
 import { listTargetColumn, listTargetText } from './targets.ts';
@@ -159,7 +159,7 @@ function ruleLine(rule: Rule, num: number, f: Fmt): string {
   s += rule.dst?.negate === true ? '!' : ' ';
   s += `${pad(addrText(rule.dst?.cidr, f.numeric), 19)} `;
   if (rule.target?.kind === 'goto') s += '[goto] ';
-  for (const m of rule.matches) s += ` ${listMatchText(m, f.numeric, rule.proto?.proto ?? 0)}`;
+  for (const m of rule.matches) s += listMatchPiece(m, f.numeric, rule.proto?.proto ?? 0);
   const t = listTargetText(rule.target, f.numeric);
   if (t !== '') s += ` ${t}`;
   return `${s}\n`;

@@ -1,16 +1,12 @@
 /**
- * Compiles each `-m` module of a rule into a closure over plain numbers, evaluated as the kernel's
- * xt match evaluates it. Closures read the packet and the walk's mutable state (mark, conntrack
- * bits) and return {@link MATCH}, {@link NOMATCH} or {@link UNDECIDED}; nothing is parsed or
- * looked up by name per packet.
+ * What a match module's evaluation is compiled into: a closure over plain numbers, evaluated as
+ * the kernel's xt match evaluates it. Closures read the packet and the walk's mutable state (mark,
+ * conntrack bits) and return {@link MATCH}, {@link NOMATCH} or {@link UNDECIDED}; nothing is
+ * parsed or looked up by name per packet. Each module compiles its own (`MatchModule.compile`).
  *
  * @internal
  */
 import type { EvalContext, NatRequest, Packet } from './evalTypes.ts';
-import { matchModuleOfKind } from './matches.ts';
-import { recentMatches } from './recent.ts';
-import * as S from './statistic.ts';
-import type { CtState, Match, Rule } from './types.ts';
 
 export const NOMATCH = 0;
 export const MATCH = 1;
@@ -26,20 +22,6 @@ export const CT_RELATED = 8;
 export const CT_UNTRACKED = 16;
 export const CT_SNAT = 32;
 export const CT_DNAT = 64;
-
-// Local copies: module transforms turn each access to an imported function into a getter call.
-const statisticNthMatches = S.statisticNthMatches;
-const statisticRandomMatches = S.statisticRandomMatches;
-
-const CT_BIT: { readonly [S in CtState]: number } = {
-  INVALID: CT_INVALID,
-  NEW: CT_NEW,
-  ESTABLISHED: CT_ESTABLISHED,
-  RELATED: CT_RELATED,
-  UNTRACKED: CT_UNTRACKED,
-  SNAT: CT_SNAT,
-  DNAT: CT_DNAT,
-};
 
 /** The mutable state of one walk that matchers and targets read and write. @internal */
 export interface Walk {
@@ -75,18 +57,8 @@ export interface ModTest {
   readonly undecidable: boolean;
 }
 
-function ctMask(states: readonly CtState[]): number {
-  let m = 0;
-  for (const s of states) m |= CT_BIT[s];
-  return m;
-}
-
-/** Protocols whose header starts with 16-bit source and destination ports (multiport's list). */
-function hasPorts(proto: number): boolean {
-  return proto === 6 || proto === 17 || proto === 132 || proto === 136 || proto === 33;
-}
-
-function undecided(why: string): ModTest {
+/** A module netsim cannot decide here: every packet reaching it is undecided, saying `why`. */
+export function undecided(why: string): ModTest {
   return {
     test: (w) => {
       w.why = why;
@@ -95,217 +67,4 @@ function undecided(why: string): ModTest {
     sideEffect: false,
     undecidable: true,
   };
-}
-
-/**
- * `-m sctp` / `-m dccp` with only `--sport`/`--dport` (and their long spellings, each maybe
- * negated): xt_sctp/xt_dccp compare the ports of a first fragment of their protocol exactly as
- * tcp/udp do. Other options (`--chunk-types`, `--dccp-types`…) return null: not decided here.
- */
-function portOnlyTest(proto: number, args: readonly string[]): ModTest | null {
-  let sFrom = 0;
-  let sTo = 65535;
-  let sNeg = false;
-  let dFrom = 0;
-  let dTo = 65535;
-  let dNeg = false;
-  for (let i = 0; i < args.length; i++) {
-    let neg = false;
-    if (args[i] === '!') {
-      neg = true;
-      i++;
-    }
-    const opt = args[i];
-    const value = args[i + 1];
-    if (value === undefined) return null;
-    const m = /^(\d+)(?::(\d+))?$/.exec(value);
-    if (m === null) return null;
-    const from = Number(m[1]);
-    const to = m[2] === undefined ? from : Number(m[2]);
-    if (opt === '--sport' || opt === '--source-port') {
-      [sFrom, sTo, sNeg] = [from, to, neg];
-    } else if (opt === '--dport' || opt === '--destination-port') {
-      [dFrom, dTo, dNeg] = [from, to, neg];
-    } else return null;
-    i++;
-  }
-  return {
-    test: (w) => {
-      const p = w.packet;
-      if (p.proto !== proto || p.fragment) return NOMATCH;
-      if ((p.sport >= sFrom && p.sport <= sTo) === sNeg) return NOMATCH;
-      if ((p.dport >= dFrom && p.dport <= dTo) === dNeg) return NOMATCH;
-      return MATCH;
-    },
-    sideEffect: false,
-    undecidable: false,
-  };
-}
-
-/**
- * The closure for one module of `rule`, or `null` for modules that always match (`comment`).
- */
-export function compileMatch(m: Match, rule: Rule): ModTest | null {
-  const own = matchModuleOfKind(m.kind)?.compile;
-  if (own !== undefined) return own(m, rule);
-  switch (m.kind) {
-    case 'tcp':
-    case 'udp': {
-      const proto = m.kind === 'tcp' ? 6 : 17;
-      const s = m.sport;
-      const d = m.dport;
-      const sFrom = s?.range.from ?? 0;
-      const sTo = s?.range.to ?? 65535;
-      const sNeg = s?.negate ?? false;
-      const dFrom = d?.range.from ?? 0;
-      const dTo = d?.range.to ?? 65535;
-      const dNeg = d?.negate ?? false;
-      const flags = m.kind === 'tcp' ? m.flags : undefined;
-      const fMask = flags?.mask ?? 0;
-      const fComp = flags?.comp ?? 0;
-      const fNeg = flags?.negate ?? false;
-      const option = m.kind === 'tcp' && m.option !== undefined;
-      // tcp_mt/udp_mt: a non-first fragment has no transport header: no match.
-      return {
-        test: (w) => {
-          const p = w.packet;
-          if (p.proto !== proto || p.fragment) return NOMATCH;
-          if ((p.sport >= sFrom && p.sport <= sTo) === sNeg) return NOMATCH;
-          if ((p.dport >= dFrom && p.dport <= dTo) === dNeg) return NOMATCH;
-          if (((p.tcpFlags & fMask) === fComp) === fNeg) return NOMATCH;
-          if (option) {
-            w.why = 'tcp --tcp-option';
-            return UNDECIDED;
-          }
-          return MATCH;
-        },
-        sideEffect: false,
-        undecidable: option,
-      };
-    }
-    case 'multiport': {
-      const n = m.ports.length;
-      const from = new Int32Array(n);
-      const to = new Int32Array(n);
-      m.ports.forEach((r, i) => {
-        from[i] = r.from;
-        to[i] = r.to;
-      });
-      const src = m.which !== 'dports';
-      const dst = m.which !== 'sports';
-      const negate = m.negate;
-      return {
-        test: (w) => {
-          const p = w.packet;
-          if (!hasPorts(p.proto) || p.fragment) return NOMATCH;
-          let hit = false;
-          for (let i = 0; i < n; i++) {
-            const lo = from[i] as number;
-            const hi = to[i] as number;
-            if ((src && p.sport >= lo && p.sport <= hi) || (dst && p.dport >= lo && p.dport <= hi)) {
-              hit = true;
-              break;
-            }
-          }
-          return hit !== negate ? MATCH : NOMATCH;
-        },
-        sideEffect: false,
-        undecidable: false,
-      };
-    }
-    case 'conntrack': {
-      const cs = m.ctstate;
-      const mask = cs === undefined ? 0 : ctMask(cs.states);
-      const negate = cs?.negate ?? false;
-      const has = cs !== undefined;
-      const extra = m.extra !== undefined && m.extra.length > 0 ? `conntrack ${m.extra.join(' ')}` : undefined;
-      return {
-        test: (w) => {
-          if (has && ((w.ctBits & mask) !== 0) === negate) return NOMATCH;
-          if (extra !== undefined) {
-            w.why = extra;
-            return UNDECIDED;
-          }
-          return MATCH;
-        },
-        sideEffect: false,
-        undecidable: extra !== undefined,
-      };
-    }
-    case 'state': {
-      // xt_state sees no NAT pseudo-states.
-      const mask = ctMask(m.states);
-      const negate = m.negate;
-      return {
-        test: (w) => (((w.ctBits & mask & 31) !== 0) !== negate ? MATCH : NOMATCH),
-        sideEffect: false,
-        undecidable: false,
-      };
-    }
-    case 'statistic': {
-      const negate = m.negate;
-      if (m.mode === 'random') {
-        if (m.probability === undefined) return undecided('statistic --mode random without --probability');
-        const threshold = m.probability.threshold31;
-        return {
-          test: (w) => (statisticRandomMatches(threshold, negate, w.ctx.random31(threshold)) ? MATCH : NOMATCH),
-          sideEffect: true,
-          undecidable: false,
-        };
-      }
-      const every = m.every ?? 0;
-      const packet = m.packet ?? 0;
-      if (every < 1) return undecided('statistic --mode nth without a valid --every');
-      return {
-        test: (w) => (statisticNthMatches(w.ctx.state, rule, every, packet, negate) ? MATCH : NOMATCH),
-        sideEffect: true,
-        undecidable: false,
-      };
-    }
-    case 'set': {
-      const { setName, flags, negate } = m;
-      if (m.extra !== undefined && m.extra.length > 0) return undecided(`set ${m.extra.join(' ')}`);
-      const missing = `set "${setName}" (no such ipset)`;
-      return {
-        test: (w) => {
-          const has = w.ctx.ipsetHas?.(setName, flags, w.packet);
-          if (has === undefined) {
-            w.why = missing;
-            return UNDECIDED;
-          }
-          return has !== negate ? MATCH : NOMATCH;
-        },
-        sideEffect: false,
-        undecidable: true,
-      };
-    }
-    case 'recent': {
-      const dest = m.side === 'dest';
-      return {
-        test: (w) => {
-          const p = w.packet;
-          // xt_recent compares the TTL as it was before forwarding decremented it.
-          const ttl = (p.ttl ?? 64) + (p.inIface !== null && p.outIface !== null ? 1 : 0);
-          const input = { addr: dest ? p.dst : p.src, ttl, nowMs: w.ctx.nowMs ?? 0 };
-          return recentMatches(w.ctx.state.recent, m, input) ? MATCH : NOMATCH;
-        },
-        sideEffect: true,
-        undecidable: false,
-      };
-    }
-    case 'unknown':
-      if (m.module === 'sctp' || m.module === 'dccp') {
-        const ports = portOnlyTest(m.module === 'sctp' ? 132 : 33, m.args);
-        if (ports !== null) return ports;
-      }
-      // nfacct only counts (a quota lives in the accounting object, which netsim does not model).
-      if (m.module === 'nfacct') return null;
-      return undecided(m.module);
-    case 'mark':
-    case 'iprange':
-    case 'icmp':
-    case 'comment':
-    case 'addrtype':
-      throw new Error(`${m.kind} is compiled by its module`);
-  }
 }

@@ -14,7 +14,7 @@
  */
 import { xoroshiro128plusFromState } from 'pure-rand/generator/xoroshiro128plus';
 import type { EvalState } from './evalTypes.ts';
-import { createRecentLists } from './recent.ts';
+import { createRecentLists } from './xt/recent.ts';
 import type { Rule } from './types.ts';
 
 /** 2^31: the probability scale of `statistic --mode random`. */

@@ -208,3 +208,16 @@ export function quoteSaveString(s: string): string {
   }
   return out + '"';
 }
+
+/**
+ * Quoting for words netsim keeps verbatim (unknown modules' options): quoted only when the word
+ * could not be read back as one word, since the real tool quotes only string-typed options.
+ */
+export function quoteVerbatim(w: string): string {
+  if (w === '') return '""';
+  for (let i = 0; i < w.length; i++) {
+    const c = w.charCodeAt(i);
+    if (c === 32 || c === 9 || c === 34 || c === 39 || c === 92 || c === 10) return quoteSaveString(w);
+  }
+  return w;
+}

@@ -36,5 +36,8 @@ export const BPF: XtDefinition = {
   finish(s) {
     if (!s.has('bytecode') && !s.has('object-pinned')) throw paramProblem('bpf: missing --bytecode or --object-pinned parameter');
   },
-  list: (args) => `match bpf ${(args[1] ?? '').slice((args[1] ?? '').indexOf(',') + 1)} `,
+  // bpf_print_code ends the last instruction with its `tail` character, which is NUL when
+  // listing: the real tool prints a NUL byte there. No blank before "match bpf" either.
+  list: (args) => `match bpf ${(args[1] ?? '').slice((args[1] ?? '').indexOf(',') + 1)}\u0000`,
+  listGlued: true,
 };

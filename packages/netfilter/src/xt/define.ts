@@ -12,7 +12,11 @@
  */
 import { OptionTable, OptionTracker, type ExtensionInstance, type OptionSpec, type OptionUse, type ParseEnv } from '../extension.ts';
 import { paramProblem } from '../failure.ts';
-import type { Hook, Match, TableName, Target } from '../types.ts';
+import type { MatchModule } from '../matches.ts';
+import type { TargetModule } from '../targets.ts';
+import { undecided, type ModTest } from '../matchers.ts';
+import { quoteAlways, quoteVerbatim } from '../tokenize.ts';
+import type { Hook, Match, Rule, TableName, Target } from '../types.ts';
 
 /** One option of an extension. */
 export interface XtOption extends OptionSpec {
@@ -44,12 +48,19 @@ export interface XtDefinition {
   readonly finish?: (s: XtState, env: ParseEnv) => void;
   /** `iptables -L` text from the canonical words; default: the words without dashes. */
   readonly list?: (args: readonly string[], numeric: boolean) => string;
+  /** The `-L` text follows the previous column without the usual blank. */
+  readonly listGlued?: boolean;
   /** Tables the kernel accepts the extension in (all when absent). */
   readonly tables?: readonly TableName[];
   /** Hooks the kernel accepts the extension from, given its canonical words (all when absent). */
   readonly hooks?: (args: readonly string[]) => readonly Hook[] | undefined;
   /** iptables-save's own spacing: words printed for one option (default `--name value…`). */
   readonly saveWords?: (name: string, values: readonly string[], out: string[]) => void;
+  /**
+   * Evaluation from the canonical words: the closure, null for a match that always matches, or
+   * undefined where netsim cannot decide it (default: every packet is undecided).
+   */
+  readonly compile?: (args: readonly string[], rule: Rule) => ModTest | null | undefined;
 }
 
 /** Options given so far, by canonical name. */
@@ -127,39 +138,54 @@ function tableOf(def: XtDefinition): OptionTable {
   return t;
 }
 
-export interface XtMatchModule {
-  readonly name: string;
-  readonly options: OptionTable;
+export interface XtMatchModule extends MatchModule {
   readonly def: XtDefinition;
-  create(): ExtensionInstance<Match>;
 }
 
-export interface XtTargetModule {
-  readonly name: string;
-  readonly options: OptionTable;
+export interface XtTargetModule extends TargetModule {
   readonly def: XtDefinition;
-  readonly tables?: readonly TableName[];
-  create(): ExtensionInstance<Target>;
 }
+
+type Words = Extract<Match, { kind: 'unknown' }>;
 
 export function xtMatchModule(def: XtDefinition): XtMatchModule {
   const options = tableOf(def);
+  const { list, hooks, compile } = def;
   return {
     name: def.name,
     options,
     def,
     create: () => new XtInstance<Match>(def, options, (args) => ({ kind: 'unknown', module: def.name, args })),
+    save: (m, out) => {
+      out.push('-m', def.name);
+      xtSaveWords(def, (m as Words).args, out, quoteVerbatim, quoteAlways);
+    },
+    list: list === undefined ? (m) => plainList(def.name, (m as Words).args) : (m, numeric) => list((m as Words).args, numeric),
+    ...(hooks !== undefined && { hooks: (m: Match) => hooks((m as Words).args) }),
+    ...(def.listGlued === true && { listGlued: true }),
+    ...(compile !== undefined && {
+      compile: (m: Match, rule: Rule) => {
+        const t = compile((m as Words).args, rule);
+        return t === undefined ? undecided(def.name) : t;
+      },
+    }),
   };
 }
 
+type TargetWords = Extract<Target, { kind: 'unknown' }>;
+
 export function xtTargetModule(def: XtDefinition): XtTargetModule {
   const options = tableOf(def);
+  const { list, hooks } = def;
   return {
     name: def.name,
     options,
     def,
     ...(def.tables !== undefined && { tables: def.tables }),
+    ...(hooks !== undefined && { hooks: (t: Target) => hooks((t as TargetWords).args) }),
     create: () => new XtInstance<Target>(def, options, (args) => ({ kind: 'unknown', name: def.name, args })),
+    save: (t, out) => xtSaveWords(def, (t as TargetWords).args, out, quoteVerbatim, quoteAlways),
+    list: list === undefined ? (t) => (t as TargetWords).args.map((a) => a.replace(/^--/, '')).join(' ') : (t, numeric) => list((t as TargetWords).args, numeric),
   };
 }
 
@@ -176,8 +202,8 @@ export function uintBase0(text: string): number | undefined {
 }
 
 /** An unsigned option in [min, max] with the framework's range message. */
-export function uintIn(ext: string, min: number, max: number): (v: readonly string[], at: number) => readonly string[] {
-  return (v, at) => [String(uintValue(ext, v, at, min, max))];
+export function uintIn(ext: string, min: number, max: number, opt: string): (v: readonly string[], at: number) => readonly string[] {
+  return (v, at) => [String(uintValue(ext, v, at, min, max, opt))];
 }
 
 export function uintValue(ext: string, v: readonly string[], at: number, min: number, max: number, opt?: string): number {

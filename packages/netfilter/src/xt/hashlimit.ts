@@ -26,6 +26,13 @@ const MODES = ['srcip', 'srcport', 'dstip', 'dstport'] as const;
 /** The unit of the rate as given (seconds), remembered for the expire default. */
 const givenUnit = new WeakMap<XtState, number>(); // tidy-allow: per-parse scratch, keyed by the parse's own state
 
+/** The period of the packet rate as given, remembered for the kernel's overflow check. */
+const givenPeriod = new WeakMap<XtState, number>(); // tidy-allow: per-parse scratch, keyed by the parse's own state
+
+function badRate(opt: string, text: string, at: number): never {
+  throw paramProblem(`hashlimit: Bad value for "--${opt}" option: "${text}"`, at);
+}
+
 function rate(opt: string): (v: readonly string[], at: number, s: XtState) => readonly string[] {
   return (v, at, s) => {
     const text = v[0] ?? '';
@@ -35,15 +42,45 @@ function rate(opt: string): (v: readonly string[], at: number, s: XtState) => re
     if (slash >= 0) {
       const unit = text.slice(slash + 1).toLowerCase();
       const found = unit === '' ? undefined : UNITS.find(([name]) => name.startsWith(unit));
-      if (found === undefined) throw paramProblem(`hashlimit: bad value for option "--${opt}", or out of range (${text}).\n`, at);
+      if (found === undefined) badRate(opt, text, at);
       mult = found[1];
     }
     const m = /^\s*\+?(\d+)/.exec(text);
     const r = m === null ? 0 : Number(m[1]);
-    if (r === 0) throw paramProblem(`hashlimit: bad value for option "--${opt}", or out of range (${text}).\n`, at);
+    if (r === 0) badRate(opt, text, at);
+    const period = Math.floor((SCALE * mult) / r);
+    if (period === 0) throw paramProblem(`Rate too fast "${text}"`, at);
     givenUnit.set(s, mult);
-    return [formatRate(Math.floor((SCALE * mult) / r))];
+    givenPeriod.set(s, period);
+    return [formatRate(period)];
   };
+}
+
+const U64 = (1n << 64n) - 1n;
+/** CONFIG_HZ of the recorded kernel. */
+const HZ = 250n;
+/** CREDITS_PER_JIFFY for revisions 2 and 3: the power of two below 2^64 / (HZ · one day). */
+const CREDITS_PER_JIFFY = ((): bigint => {
+  const max = U64 / (HZ * 86400n);
+  let p = 1n;
+  while (p * 2n <= max) p *= 2n;
+  return p;
+})();
+
+/** user2credits (revision 3) in u64 arithmetic. */
+function userToCredits(user: bigint): bigint {
+  const scale = BigInt(SCALE);
+  const hzCpj = HZ * CREDITS_PER_JIFFY;
+  return scale >= hzCpj ? user / (scale / hzCpj) : (user * (hzCpj / scale)) & U64;
+}
+
+/**
+ * hashlimit_mt_check_common: a packet rate whose burst of credits overflows 64 bits is refused
+ * (`3/day` with the default burst: "Numerical result out of range").
+ */
+function creditsOverflow(period: number, burst: number): boolean {
+  const avg = BigInt(period);
+  return userToCredits((avg * BigInt(burst)) & U64) < userToCredits(avg);
 }
 
 /** The rate text for a period, and the unit it is printed in (seconds). */
@@ -78,7 +115,16 @@ export const HASHLIMIT: XtDefinition = {
     { name: 'hashlimit', args: 1, as: 'hashlimit-upto', parse: rate('hashlimit') },
     { name: 'hashlimit-upto', args: 1, parse: rate('hashlimit-upto') },
     { name: 'hashlimit-above', args: 1, parse: rate('hashlimit-above') },
-    { name: 'hashlimit-burst', args: 1, parse: num('hashlimit-burst', 0xffffffff) },
+    {
+      name: 'hashlimit-burst',
+      args: 1,
+      // libxt_hashlimit's own check and words (no "hashlimit:" prefix).
+      parse: (v, at) => {
+        const n = uintBase0(v[0] ?? '');
+        if (n === undefined || n < 1 || n > 1_000_000) throw paramProblem('bad value for option "--hashlimit-burst", or out of range (1-1000000).', at);
+        return [String(n)];
+      },
+    },
     {
       name: 'hashlimit-mode',
       args: 1,
@@ -116,12 +162,16 @@ export const HASHLIMIT: XtDefinition = {
     'hashlimit-rate-match',
     'hashlimit-rate-interval',
   ],
-  finish(s) {
+  finish(s, env) {
     const r = s.value('hashlimit-upto') ?? s.value('hashlimit-above');
     if (r === undefined) throw paramProblem('hashlimit: option "--hashlimit-upto" or "--hashlimit-above" must be specified\n');
     if (!s.has('hashlimit-name')) s.missing('hashlimit-name');
     const bytes = /b\//i.test(r);
     if (!bytes && !s.has('hashlimit-burst')) s.set('hashlimit-burst', ['5']);
+    const period = givenPeriod.get(s);
+    if (!bytes && !s.has('hashlimit-rate-match') && period !== undefined && creditsOverflow(period, Number(s.value('hashlimit-burst')))) {
+      env.rejectRule('Numerical result out of range');
+    }
     if (!bytes) {
       const printed = unitOf(r) * 1000;
       const expire = s.has('hashlimit-htable-expire') ? Number(s.value('hashlimit-htable-expire')) : (givenUnit.get(s) ?? 1) * 1000;

@@ -9,7 +9,7 @@ import { formatIpv4 } from '../ip.ts';
 import { xtablesHost } from '../hostAddress.ts';
 import { lookupProtocol } from '../names.ts';
 import type { Match } from '../types.ts';
-import { hexOf, uintBase0, type XtDefinition, type XtMatchModule } from './define.ts';
+import { hexOf, uintBase0, xtMatchModule, type XtDefinition, type XtMatchModule } from './define.ts';
 
 const ELEMENT_ORDER = ['reqid', 'spi', 'proto', 'mode', 'tunnel-dst', 'tunnel-src'] as const;
 const PROTO_NAMES: ReadonlyMap<number, string> = new Map([
@@ -154,9 +154,5 @@ class PolicyInstance extends OptionTracker implements ExtensionInstance<Match> {
   }
 }
 
-export const POLICY_MODULE: XtMatchModule = {
-  name: 'policy',
-  options: OPTIONS,
-  def: POLICY,
-  create: (): ExtensionInstance<Match> => new PolicyInstance(),
-};
+/** The definition's printing, with its own parser (elements separated by `--next`). */
+export const POLICY_MODULE: XtMatchModule = { ...xtMatchModule(POLICY), options: OPTIONS, create: (): ExtensionInstance<Match> => new PolicyInstance() };

@@ -40,6 +40,8 @@ export const NFACCT: XtDefinition = {
   },
   saveWords: (name, values, out) => out.push(`--${name} `, ...values),
   list: (args) => `nfacct-name  ${args[1] ?? ''}`,
+  // It only counts (a quota lives in the accounting object, which netsim does not model).
+  compile: () => null,
 };
 
 /** `-m cgroup`: `--cgroup` (classid, printed in decimal) or `--path`. */

@@ -1,7 +1,7 @@
 /**
  * @internal Target extensions netsim keeps as words, each with the option table, canonical form
  * and checks of its libxt_*.c: NFQUEUE, TCPOPTSTRIP, REDIRECT, SYNPROXY, TEE, CLASSIFY, TCPMSS,
- * SET, AUDIT, IDLETIMER, CHECKSUM, CONNSECMARK, HMARK.
+ * SET, AUDIT, IDLETIMER, CHECKSUM, CONNSECMARK.
  */
 import { paramProblem } from '../failure.ts';
 import { formatIpv4 } from '../ip.ts';

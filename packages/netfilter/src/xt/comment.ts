@@ -4,10 +4,10 @@
  * printed quoted when it needs quotes, listed as C-style comments; it always matches (compiled
  * away).
  */
-import { OptionTable, OptionTracker, type ExtensionInstance, type OptionUse } from './extension.ts';
-import type { MatchModule } from './matches.ts';
-import { quoteSaveString } from './tokenize.ts';
-import type { Match } from './types.ts';
+import { OptionTable, OptionTracker, type ExtensionInstance, type OptionUse } from '../extension.ts';
+import type { MatchModule } from '../matches.ts';
+import { quoteSaveString } from '../tokenize.ts';
+import type { Match } from '../types.ts';
 
 type CommentMatch = Extract<Match, { kind: 'comment' }>;
 

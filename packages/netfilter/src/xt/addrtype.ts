@@ -4,11 +4,11 @@
  * kernel's bit order, `--limit-iface-in`/`--limit-iface-out` (which limit the hooks, see draft.ts);
  * evaluated through `ctx.addrType(addr, iface)`, the interface passed only with a limit.
  */
-import { OptionTable, OptionTracker, excludes } from './extension.ts';
-import { paramProblem } from './failure.ts';
-import type { MatchModule } from './matches.ts';
-import { MATCH, NOMATCH, type ModTest } from './matchers.ts';
-import type { AddrType, AddrTypeSel, Match } from './types.ts';
+import { OptionTable, OptionTracker, excludes } from '../extension.ts';
+import { paramProblem } from '../failure.ts';
+import type { MatchModule } from '../matches.ts';
+import { MATCH, NOMATCH, type ModTest } from '../matchers.ts';
+import type { AddrType, AddrTypeSel, Hook, Match } from '../types.ts';
 
 type AddrtypeMatch = Extract<Match, { kind: 'addrtype' }>;
 
@@ -56,6 +56,9 @@ const ADDRTYPE_OPTIONS = new OptionTable([
   { name: 'limit-iface-out', args: 0 },
 ]);
 
+const LIMIT_IN_HOOKS: readonly Hook[] = ['PREROUTING', 'INPUT', 'FORWARD'];
+const LIMIT_OUT_HOOKS: readonly Hook[] = ['POSTROUTING', 'OUTPUT', 'FORWARD'];
+
 export const ADDRTYPE_MODULE: MatchModule = {
   name: 'addrtype',
   kind: 'addrtype',
@@ -95,6 +98,11 @@ export const ADDRTYPE_MODULE: MatchModule = {
         };
       },
     };
+  },
+  // The kernel takes --limit-iface-in where there is an input device, -out an output device.
+  hooks: (match) => {
+    const m = match as AddrtypeMatch;
+    return m.limitIfaceIn ? LIMIT_IN_HOOKS : m.limitIfaceOut ? LIMIT_OUT_HOOKS : undefined;
   },
   save: (match, out) => {
     const m = match as AddrtypeMatch;

@@ -6,9 +6,9 @@
  * from PREROUTING only (the hook is checked where chains are checked). Parsed and printed, not
  * evaluated: the answer depends on the host's routes for the reversed packet.
  */
-import { OptionTable, OptionTracker, type ExtensionInstance, type OptionUse, type ParseEnv } from './extension.ts';
-import type { MatchModule } from './matches.ts';
-import type { Match } from './types.ts';
+import { OptionTable, OptionTracker, type ExtensionInstance, type OptionUse, type ParseEnv } from '../extension.ts';
+import type { MatchModule } from '../matches.ts';
+import type { Hook, Match } from '../types.ts';
 
 const FLAGS = ['loose', 'validmark', 'accept-local', 'invert'] as const;
 const RPFILTER_OPTIONS = new OptionTable(FLAGS.map((name) => ({ name, args: 0 as const })));
@@ -28,10 +28,16 @@ class RpfilterInstance extends OptionTracker implements ExtensionInstance<Match>
   }
 }
 
-/** The `-m rpfilter` module for the registry. */
-export const RPFILTER_MODULE: MatchModule = { name: 'rpfilter', options: RPFILTER_OPTIONS, create: (): ExtensionInstance<Match> => new RpfilterInstance() };
+/** The hooks the kernel takes the match from. */
+export const RPFILTER_HOOKS: readonly Hook[] = ['PREROUTING'];
 
-/** `iptables -L` text: `rpfilter` and the flags without dashes. */
-export function listRpfilterText(args: readonly string[]): string {
-  return ['rpfilter', ...args.map((a) => a.slice(2))].join(' ');
-}
+/** The `-m rpfilter` module for the registry. */
+export const RPFILTER_MODULE: MatchModule = {
+  name: 'rpfilter',
+  options: RPFILTER_OPTIONS,
+  create: (): ExtensionInstance<Match> => new RpfilterInstance(),
+  // `iptables -L` text: `rpfilter` and the flags without dashes.
+  list: (m) => ['rpfilter', ...(m as Extract<Match, { kind: 'unknown' }>).args.map((a) => a.slice(2))].join(' '),
+  hooks: () => RPFILTER_HOOKS,
+  tables: ['raw', 'mangle'],
+};

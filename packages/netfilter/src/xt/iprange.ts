@@ -2,14 +2,14 @@
  * @internal
  * `-m iprange` (libxt_iprange), the whole module in one place: `--src-range`/`--dst-range
  * FROM[-TO]` (one address is a range of one), printed `FROM-TO`; evaluated inclusive, `!`
- * inverting each range.
+ * inverting each range; reversed ends load with the tool's warning and never match.
  */
-import { OptionTable, OptionTracker, type ExtensionInstance } from './extension.ts';
-import { paramProblem } from './failure.ts';
-import { formatIpv4, tryParseIpv4 } from './ip.ts';
-import type { MatchModule } from './matches.ts';
-import { MATCH, NOMATCH, type ModTest } from './matchers.ts';
-import type { Match } from './types.ts';
+import { OptionTable, OptionTracker, type ExtensionInstance } from '../extension.ts';
+import { paramProblem } from '../failure.ts';
+import { formatIpv4, tryParseIpv4 } from '../ip.ts';
+import type { MatchModule } from '../matches.ts';
+import { MATCH, NOMATCH, type ModTest } from '../matchers.ts';
+import type { Match } from '../types.ts';
 
 type IprangeMatch = Extract<Match, { kind: 'iprange' }>;
 
@@ -29,7 +29,7 @@ export const IPRANGE_MODULE: MatchModule = {
     return {
       name: 'iprange',
       spec: IPRANGE_OPTIONS,
-      option(use) {
+      option(use, env) {
         t.use(use, IPRANGE_OPTIONS.exact(use.name)!);
         const v = use.values[0] ?? '';
         const dash = v.indexOf('-');
@@ -41,6 +41,8 @@ export const IPRANGE_MODULE: MatchModule = {
         if (from === undefined || to === undefined) {
           throw paramProblem(`iprange: Bad value for "--${use.name}" option: "${bad ?? ''}"`, use.argIndex + 1);
         }
+        // libxt_iprange warns (on stderr, still loading the rule) when the ends are reversed.
+        if (from > to) env.warn(`xt_iprange: range ${formatIpv4(from)}-${formatIpv4(to)} is reversed and will never match\n`);
         const r = { from, to, negate: use.invert };
         if (use.name === 'src-range') srcRange = r;
         else dstRange = r;

@@ -5,11 +5,11 @@
  * `strtoul(…, 0)` does (the mask defaults to all ones) and prints them in hex, the mask only when
  * it is not all ones; it matches when `(skb->mark & mask) == value`, `!` inverting.
  */
-import { OptionTable, OptionTracker, badInteger, type ExtensionInstance } from './extension.ts';
-import type { MatchModule } from './matches.ts';
-import { MATCH, NOMATCH, type ModTest } from './matchers.ts';
-import { parseUintBase0 } from './names.ts';
-import type { Match } from './types.ts';
+import { OptionTable, OptionTracker, badInteger, type ExtensionInstance } from '../extension.ts';
+import type { MatchModule } from '../matches.ts';
+import { MATCH, NOMATCH, type ModTest } from '../matchers.ts';
+import { parseUintBase0 } from '../names.ts';
+import type { Match } from '../types.ts';
 
 type MarkMatch = Extract<Match, { kind: 'mark' }>;
 

@@ -6,12 +6,13 @@
  * `/proc/net/xt_recent/NAME` prints them. Checked against iptables 1.8.9 (nf_tables) and Linux
  * 6.18 in network namespaces.
  */
-import { excludesIn, OptionTable, OptionTracker, type ExtensionInstance, type OptionUse, type ParseEnv } from './extension.ts';
-import { paramProblem } from './failure.ts';
-import type { MatchModule } from './matches.ts';
-import { getaddrinfoV4, xtablesStrtoui } from './hostAddress.ts';
-import { formatIpv4 } from './ip.ts';
-import type { Ipv4, Match, RecentMatch, Ruleset } from './types.ts';
+import { excludesIn, OptionTable, OptionTracker, type ExtensionInstance, type OptionUse, type ParseEnv } from '../extension.ts';
+import { paramProblem } from '../failure.ts';
+import type { MatchModule } from '../matches.ts';
+import { MATCH, NOMATCH, type ModTest } from '../matchers.ts';
+import { getaddrinfoV4, xtablesStrtoui } from '../hostAddress.ts';
+import { formatIpv4 } from '../ip.ts';
+import type { Ipv4, Match, RecentMatch, Ruleset } from '../types.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -148,8 +149,6 @@ function truncateBytes(s: string, max: number): string {
   return Buffer.from(s, 'utf8').subarray(0, max).toString('utf8').replace(/\uFFFD+$/, '');
 }
 
-/** The `-m recent` module for the registry. */
-export const RECENT_MODULE: MatchModule = { name: 'recent', options: RECENT_OPTIONS, create: (): ExtensionInstance<Match> => new RecentInstance() };
 
 // ---------------------------------------------------------------------------------------------
 // Text
@@ -160,7 +159,7 @@ const MODE_LIST: { readonly [M in RecentMatch['mode']]: string } = { set: 'SET',
  * The `iptables-save` words, in libxt_recent's order. The name is printed as it is, unquoted
  * (a name with a blank does not read back, as with the real tool), and numbers as signed ints.
  */
-export function saveRecentWords(m: RecentMatch, out: string[]): void {
+function saveRecentWords(m: RecentMatch, out: string[]): void {
   out.push('-m', 'recent');
   if (m.negate) out.push('!');
   out.push(`--${m.mode}`);
@@ -173,7 +172,7 @@ export function saveRecentWords(m: RecentMatch, out: string[]): void {
 }
 
 /** The `iptables -L` text. */
-export function listRecentText(m: RecentMatch): string {
+function listRecentText(m: RecentMatch): string {
   let s = `${m.negate ? '! ' : ''}recent: ${MODE_LIST[m.mode]}`;
   if (m.seconds !== undefined) s += ` seconds: ${m.seconds | 0}`;
   if (m.reap) s += ' reap';
@@ -321,6 +320,31 @@ function reap(t: RecentList, time: number, working: RecentEntry, update: boolean
   if (e === working && update) return;
   if (time > (e.stamps[(e.index - 1) & t.stampMask] as number)) t.entries.delete(e.addr);
 }
+
+/** The `-m recent` module for the registry. */
+export const RECENT_MODULE: MatchModule = {
+  name: 'recent',
+  kind: 'recent',
+  options: RECENT_OPTIONS,
+  create: (): ExtensionInstance<Match> => new RecentInstance(),
+  save: (m, out) => saveRecentWords(m as RecentMatch, out),
+  list: (m) => listRecentText(m as RecentMatch),
+  compile: (match): ModTest => {
+    const m = match as RecentMatch;
+    const dest = m.side === 'dest';
+    return {
+      test: (w) => {
+        const p = w.packet;
+        // xt_recent compares the TTL as it was before forwarding decremented it.
+        const ttl = (p.ttl ?? 64) + (p.inIface !== null && p.outIface !== null ? 1 : 0);
+        const input = { addr: dest ? p.dst : p.src, ttl, nowMs: w.ctx.nowMs ?? 0 };
+        return recentMatches(w.ctx.state.recent, m, input) ? MATCH : NOMATCH;
+      },
+      sideEffect: true,
+      undecidable: false,
+    };
+  },
+};
 
 /**
  * The text of `/proc/net/xt_recent/NAME` (`recent_seq_show`): one line per address, oldest

@@ -4,12 +4,12 @@
  * or `type/code`, type 255 being "any"; printed as numbers (`8`, `3/3`, `any`), listed by name
  * without `-n`; the kernel takes it only on `-p icmp` rules. It never matches a non-first fragment.
  */
-import { OptionTable, OptionTracker } from './extension.ts';
-import { paramProblem } from './failure.ts';
-import type { MatchModule } from './matches.ts';
-import { MATCH, NOMATCH, type ModTest } from './matchers.ts';
-import { ICMP_NAMES } from './names.ts';
-import type { Match, PortRange } from './types.ts';
+import { OptionTable, OptionTracker } from '../extension.ts';
+import { paramProblem } from '../failure.ts';
+import type { MatchModule } from '../matches.ts';
+import { MATCH, NOMATCH, type ModTest } from '../matchers.ts';
+import { ICMP_NAMES } from '../names.ts';
+import type { Match, PortRange } from '../types.ts';
 
 type IcmpMatch = Extract<Match, { kind: 'icmp' }>;
 

@@ -6,11 +6,11 @@
  * when it is not the default 5. The match is parsed and printed, not evaluated (its token bucket
  * runs on real time in the kernel).
  */
-import { OptionTable, OptionTracker, type ExtensionInstance, type OptionUse } from './extension.ts';
-import { paramProblem } from './failure.ts';
-import { xtablesStrtoui } from './hostAddress.ts';
-import type { MatchModule } from './matches.ts';
-import type { Match } from './types.ts';
+import { OptionTable, OptionTracker, type ExtensionInstance, type OptionUse } from '../extension.ts';
+import { paramProblem } from '../failure.ts';
+import { xtablesStrtoui } from '../hostAddress.ts';
+import type { MatchModule } from '../matches.ts';
+import type { Match } from '../types.ts';
 
 const LIMIT_OPTIONS = new OptionTable([
   { name: 'limit', args: 1 },
@@ -92,5 +92,19 @@ class LimitInstance extends OptionTracker implements ExtensionInstance<Match> {
   }
 }
 
+/** The value after `--name` in the canonical words. */
+function valueOf(args: readonly string[], name: string): string | undefined {
+  const k = args.indexOf(name);
+  return k < 0 ? undefined : args[k + 1];
+}
+
 /** The `-m limit` module for the registry. */
-export const LIMIT_MODULE: MatchModule = { name: 'limit', options: LIMIT_OPTIONS, create: (): ExtensionInstance<Match> => new LimitInstance() };
+export const LIMIT_MODULE: MatchModule = {
+  name: 'limit',
+  options: LIMIT_OPTIONS,
+  create: (): ExtensionInstance<Match> => new LimitInstance(),
+  list: (m) => {
+    const args = (m as Extract<Match, { kind: 'unknown' }>).args;
+    return `limit: avg ${valueOf(args, '--limit') ?? '3/hour'} burst ${valueOf(args, '--limit-burst') ?? String(DEFAULT_BURST)}`;
+  },
+};
