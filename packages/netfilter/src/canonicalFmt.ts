@@ -242,7 +242,7 @@ class GeneralReader {
       splitInto(line, endsWithNewline, this.words, this.columns, COMMON_WORDS);
       const cmd = parseCommand(this.words, this.env);
       const rule = cmd.rules[0];
-      if (cmd.command !== 'A' || cmd.chain === undefined || rule === undefined || cmd.rules.length !== 1 || cmd.kernelRejects !== undefined || cmd.warnings.length > 0) return undefined;
+      if (cmd.command !== 'A' || cmd.chain === undefined || rule === undefined || cmd.rules.length !== 1 || cmd.kernelRejects !== undefined) return undefined;
       return { rule, chain: cmd.chain };
     } catch (e) {
       if (e instanceof Failure) return undefined;
