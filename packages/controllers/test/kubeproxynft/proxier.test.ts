@@ -106,6 +106,23 @@ describe('kube-proxy-nft:fixed', () => {
     expect(story(w.events).join('\n')).not.toMatch(/Unable to delete stale chains/);
   });
 
+  it('should keep a chain used again before its deletion was due, instead of deleting it under a reference (kubernetes/kubernetes#122604)', async () => {
+    const w = new World({ seed: 1, cluster: { nodes: [{ name: 'node-1' }], services: [web], pods: [pod('web-0', 'node-1', 'web')] }, controller: kubeProxyNft('fixed', { minSyncPeriodMs: 200 }) });
+    // The only ready endpoint goes: the Service chain is flushed as unused. web-1 turns ready
+    // within the second, so the chain is used again; a later change runs the deletion pass,
+    // which without the fix fails with "Device or resource busy" on the chain.
+    w.at(2600, { kind: 'pod.create', pod: pod('web-1', 'node-1', 'web') });
+    w.at(3000, { kind: 'pod.delete', name: 'web-0' });
+    w.at(6000, { kind: 'pod.create', pod: pod('web-2', 'node-1', 'web') });
+    expect((await w.run(8000)).status).toBe('ok');
+    const svc = `service-${servicePortChainNameBase('default/web', 'http', 'tcp')}`;
+    const txs = transactions(w, 'node-1');
+    expect(txs.some((t) => t.startsWith(`flush chain ip kube-proxy ${svc}\n`) || t.includes(`\nflush chain ip kube-proxy ${svc}\n`))).toBe(true);
+    expect(txs.some((t) => t.includes(`delete chain ip kube-proxy ${svc}`))).toBe(false);
+    expect(story(w.events).join('\n')).not.toMatch(/Unable to delete stale chains/);
+    expect(formatRuleset(w.nftRuleset('node-1'))).toContain(`chain ${svc} {`);
+  });
+
   it('should refuse options it does not know', () => {
     expect(() => kubeProxyNft('fixed', { iptablesSyncPeriod: 1 })).toThrow(/kube-proxy-nft:fixed: option "iptablesSyncPeriod" is not an option/);
     expect(CONTROLLERS['kube-proxy-nft:faulty']({}).name).toBe('kube-proxy');
