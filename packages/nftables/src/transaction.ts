@@ -488,6 +488,8 @@ class Transaction {
           // nat chains must run after conntrack (priority above -200).
           if (!ok || (cmd.base.type === 'nat' && cmd.base.priority <= -200)) throw new KernelError('EOPNOTSUPP', cmd.errSpan ?? cmd.name.span);
         }
+        // A policy belongs to base chains: on a regular one the kernel refuses it.
+        if (cmd.base === undefined && cmd.policySpan !== undefined && existing?.base === undefined) throw new KernelError('EOPNOTSUPP', cmd.policySpan);
         if (existing !== undefined) {
           if (cmd.op === 'create') throw new KernelError('EEXIST', cmd.name.span);
           if (cmd.base !== undefined && existing.base !== undefined) {
