@@ -95,6 +95,8 @@ export type Command =
       readonly name: Named;
       readonly base?: BaseSpecParsed;
       readonly policy?: BaseChainSpec['policy'];
+      /** `policy …` in a block (where the kernel's refusal of a policy on a regular chain is reported). */
+      readonly policySpan?: Span;
       readonly comment?: string;
       readonly span: Span;
       /** Where the kernel's refusal of the chain is reported: the whole command (`add chain …`), or the name in a block. */

@@ -224,6 +224,8 @@ export function parseIpv4(s: string): number | undefined {
 /** nft's number syntax: decimal or 0x hex. */
 export function parseNumber(s: string): number | undefined {
   if (/^0x[0-9a-fA-F]+$/.test(s)) return parseInt(s.slice(2), 16);
+  // A leading zero is octal, as strtoull with base 0 reads it (`ip ttl 064` is 52).
+  if (/^0[0-7]+$/.test(s)) return parseInt(s.slice(1), 8);
   if (/^\d+$/.test(s)) return Number(s);
   return undefined;
 }

@@ -653,6 +653,7 @@ class Parser {
     this.expectPunct('{');
     let base: BaseSpecParsed | undefined;
     let policy: 'accept' | 'drop' | undefined;
+    let policySpan: Span | undefined;
     let comment: string | undefined;
     const body: Command[] = [];
     for (;;) {
@@ -685,6 +686,7 @@ class Parser {
         const p = this.next();
         if (!this.isWord(p, 'accept') && !this.isWord(p, 'drop')) throw syntax(p);
         policy = p.text as 'accept' | 'drop';
+        policySpan = this.span(t, p);
         this.endStmt();
         continue;
       }
@@ -712,6 +714,7 @@ class Parser {
       name,
       ...(base !== undefined && { base }),
       ...(policy !== undefined && { policy }),
+      ...(policySpan !== undefined && { policySpan }),
       ...(comment !== undefined && { comment }),
       span: this.span(start, this.lastBefore()),
     };

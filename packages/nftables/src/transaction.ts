@@ -298,7 +298,8 @@ export function tryNftApply(ruleset: Ruleset, text: string, opts: ApplyOptions =
   const diags: Diagnostic[] = [...parsed.diagnostics];
   const tx = new Transaction(ruleset);
   const evalDiags: Diagnostic[] = [];
-  const kernelDiags: Diagnostic[] = [];
+  // The kernel answers the batch's messages in order: its errors come in batch order.
+  const kernelDiags: (Diagnostic & { batch: number })[] = [];
   parsed.commands.forEach((cmd, i) => {
     try {
       tx.apply(cmd, i);
@@ -307,16 +308,16 @@ export function tryNftApply(ruleset: Ruleset, text: string, opts: ApplyOptions =
         const code: NftErrorCode = e.code;
         evalDiags.push({ code, span: e.span, message: e.message, ...(e.related !== undefined && { related: e.related }) });
       } else if (e instanceof KernelError) {
-        for (const span of e.before) kernelDiags.push({ code: 'kernel', span, message: `Could not process rule: ${e.message}` });
-        kernelDiags.push({ code: 'kernel', span: e.span, message: `Could not process rule: ${e.message}` });
+        for (const span of e.before) kernelDiags.push({ code: 'kernel', span, message: `Could not process rule: ${e.message}`, batch: i });
+        kernelDiags.push({ code: 'kernel', span: e.span, message: `Could not process rule: ${e.message}`, batch: i });
       } else throw e;
     }
   });
   diags.push(...evalDiags);
   if (diags.length === 0) {
     kernelDiags.push(...tx.validateAll());
-    kernelDiags.sort((a, b) => a.span.line - b.span.line);
-    diags.push(...kernelDiags);
+    kernelDiags.sort((a, b) => a.batch - b.batch);
+    diags.push(...kernelDiags.map(({ batch: _batch, ...d }) => d));
   }
   if (diags.length > 0) return { ok: false, error: new NftError(file, text, diags.slice(0, 10)) };
   return { ok: true, ruleset: tx.result() };
@@ -422,8 +423,8 @@ class Transaction {
   /** Set by a failure after which the kernel reports no validation errors. */
   skipValidation = false;
 
-  validateAll(): Diagnostic[] {
-    const out: Diagnostic[] = [];
+  validateAll(): (Diagnostic & { batch: number })[] {
+    const out: (Diagnostic & { batch: number })[] = [];
     if (this.skipValidation) return out;
     for (const w of this.tables.values()) {
       if (!w.touched || w.ruleCmds.length === 0) continue;
@@ -435,11 +436,11 @@ class Transaction {
         // sets too, which are sent before it.
         const message = `Could not process rule: ${ERRNO[v.errno]}`;
         if (r.batch === v.batch) {
-          out.push({ code: 'kernel', span: v.span ?? r.span, message });
+          out.push({ code: 'kernel', span: v.span ?? r.span, message, batch: r.batch });
           continue;
         }
-        for (const a of r.anon ?? []) out.push({ code: 'kernel', span: a, message });
-        out.push({ code: 'kernel', span: r.span, message });
+        for (const a of r.anon ?? []) out.push({ code: 'kernel', span: a, message, batch: r.batch });
+        out.push({ code: 'kernel', span: r.span, message, batch: r.batch });
       }
     }
     return out;
@@ -488,6 +489,8 @@ class Transaction {
           // nat chains must run after conntrack (priority above -200).
           if (!ok || (cmd.base.type === 'nat' && cmd.base.priority <= -200)) throw new KernelError('EOPNOTSUPP', cmd.errSpan ?? cmd.name.span);
         }
+        // A policy belongs to base chains: on a regular one the kernel refuses it.
+        if (cmd.base === undefined && cmd.policySpan !== undefined && existing?.base === undefined) throw new KernelError('EOPNOTSUPP', cmd.policySpan);
         if (existing !== undefined) {
           if (cmd.op === 'create') throw new KernelError('EEXIST', cmd.name.span);
           if (cmd.base !== undefined && existing.base !== undefined) {
