@@ -290,7 +290,7 @@ function invariant(i: RawInvariant): InvariantSpec {
     case 'builtin':
       return { kind: i.kind, check: i.check, ...(i.settle !== undefined ? { settleMs: ms(i.settle) } : {}) };
     case 'custom':
-      return { kind: i.kind, name: i.name };
+      return { kind: i.kind, name: i.name, ...(i.options !== undefined ? { options: i.options as JsonObject } : {}) };
   }
 }
 
@@ -310,7 +310,7 @@ function rawInvariant(i: InvariantSpec): RawInvariant {
     case 'builtin':
       return { kind: i.kind, check: i.check, ...settle };
     case 'custom':
-      return { kind: i.kind, name: i.name };
+      return { kind: i.kind, name: i.name, ...(i.options !== undefined ? { options: i.options } : {}) };
   }
 }
 

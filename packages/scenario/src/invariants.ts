@@ -17,7 +17,6 @@ import {
   chainNeverEmpty,
   datapathProbes,
   hasTarget,
-  instantiate,
   noDuplicateRules,
   noDuplicateRulesAnywhere,
   noStaleDnat,
@@ -25,12 +24,18 @@ import {
   probesSucceed,
   publishedMappingsServed,
   staleDnatAnywhere,
+  type Invariant,
   type InvariantSource,
+  type JsonObject,
 } from '@netsim/sim';
 import type { BuiltinCheck, InvariantKind, InvariantSpec } from './model.ts';
 
-/** Users' invariants by the name a scenario file's `kind: custom` entry gives. */
-export type InvariantRegistry = { readonly [name: string]: InvariantSource };
+/**
+ * Users' invariants by the name a scenario file's `kind: custom` entry gives: an invariant, a
+ * factory of one per run, or a factory that takes the entry's `options` (`(options) => invariant`,
+ * called once per run with `{}` when the entry gives none).
+ */
+export type InvariantRegistry = { readonly [name: string]: InvariantSource | ((options: JsonObject) => Invariant) };
 
 const BUILTIN_NAMES: { readonly [C in BuiltinCheck]: string } = {
   'stale-dnat': NO_STALE_DNAT,
@@ -115,8 +120,9 @@ export function buildInvariant(spec: InvariantSpec, registry: InvariantRegistry 
       const src = registry[spec.name];
       if (src === undefined) throw new Error(`invariant "${spec.name}" is not registered (a --controllers module registers invariants by name in its "invariants" export; registered: ${Object.keys(registry).sort().join(', ') || 'none'})`);
       // The name in the file is the name the invariant reports, whatever the module called it.
+      const options = spec.options ?? {};
       return () => {
-        const inv = instantiate(src);
+        const inv = typeof src === 'function' ? src(options) : src;
         return { ...inv, name: spec.name, check: (v) => inv.check(v) };
       };
     }

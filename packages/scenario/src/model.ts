@@ -3,7 +3,7 @@
  * invariants to check (by kind, with options) and the expected outcome.
  */
 import type { TableName } from '@netsim/netfilter';
-import type { SimScenario } from '@netsim/sim';
+import type { JsonObject, SimScenario } from '@netsim/sim';
 
 /** A built-in invariant of `@netsim/sim`, by kind, with its options (durations in ms). */
 export type InvariantSpec =
@@ -15,7 +15,8 @@ export type InvariantSpec =
   /** A built-in, controller-agnostic check, defined from the world and the controllers' declarations. */
   | { readonly kind: 'builtin'; readonly check: BuiltinCheck; readonly settleMs?: number }
   /** An invariant a `--controllers` module registers by name (its `invariants` export). */
-  | { readonly kind: 'custom'; readonly name: string };
+  /** A user's invariant registered by name; `options` go to its factory (`(options) => invariant`). */
+  | { readonly kind: 'custom'; readonly name: string; readonly options?: JsonObject };
 
 /** The built-in checks by their file names. */
 export type BuiltinCheck = 'stale-dnat' | 'duplicate-rules' | 'owned-chains' | 'mappings-served' | 'datapath-probes' | 'agents-live' | 'resync-fixpoint';

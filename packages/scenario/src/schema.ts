@@ -209,7 +209,7 @@ const Invariant = v.variant(
     obj({ kind: v.literal('no-duplicate-rules'), table: v.optional(tableName()), chains: v.optional(v.array(str('a chain name'), 'expected a list of chain names')), settle: v.optional(duration()) }),
     obj({ kind: v.literal('probes-succeed'), settle: v.optional(duration()) }),
     obj({ kind: v.literal('builtin'), check: v.picklist(BUILTIN_CHECKS, `expected a built-in check: ${BUILTIN_CHECKS.join(', ')}`), settle: v.optional(duration()) }),
-    obj({ kind: v.literal('custom'), name: str('the name a --controllers module registers the invariant under (its "invariants" export)') }),
+    obj({ kind: v.literal('custom'), name: str('the name a --controllers module registers the invariant under (its "invariants" export)'), options: v.optional(v.record(v.string(), v.unknown(), 'expected a mapping of options')) }),
   ],
   oneOf,
 );

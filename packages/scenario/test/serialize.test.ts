@@ -182,3 +182,29 @@ describe('scenarioFromCounterexample', () => {
     );
   });
 });
+
+describe('custom invariants with options', () => {
+  it('should give a registered factory the options of its entry, keep them through a file, and report the entry by its name', () => {
+    const seen: unknown[] = [];
+    const registry = {
+      'at most N Pods': (options: { readonly [k: string]: unknown }) => {
+        seen.push(options);
+        const max = typeof options['max'] === 'number' ? options['max'] : 0;
+        return { name: 'module name', check: () => (max < 1 ? `at most ${max} Pods` : undefined) };
+      },
+    };
+    const spec: InvariantSpec = { kind: 'custom', name: 'at most N Pods', options: { max: 0 } };
+    const src = buildInvariant(spec, registry);
+    const inv = typeof src === 'function' ? src() : src;
+    expect(seen).toEqual([{ max: 0 }]);
+    expect(inv.name).toBe('at most N Pods');
+    expect(typeof inv.check).toBe('function');
+    const sample = fc.sample(fileArb, { seed: 3, numRuns: 1 })[0] as ScenarioFile;
+    const text = serializeScenario({ ...sample, invariants: [spec], expect: { outcome: 'ok' } });
+    expect(loadScenario(text).invariants).toEqual([spec]);
+    // No options in the entry: the factory gets {}.
+    const plain = buildInvariant({ kind: 'custom', name: 'at most N Pods' }, registry);
+    if (typeof plain === 'function') plain();
+    expect(seen).toEqual([{ max: 0 }, {}]);
+  });
+});

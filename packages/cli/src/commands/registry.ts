@@ -53,7 +53,7 @@ export async function loadPlugins(module: string | undefined, builtinProfiles: {
     if (mod['invariants'] !== undefined) {
       if (!isRecord(mod['invariants'])) throw new UsageError(`--controllers ${module}: "invariants" must be an object of invariants (or factories of them) by name`);
       for (const [name, inv] of Object.entries(mod['invariants'])) {
-        if (typeof inv !== 'function' && !(isRecord(inv) && typeof inv['check'] === 'function')) throw new UsageError(`--controllers ${module}: invariants["${name}"] is neither an invariant ({ name, check }) nor a factory () => invariant`);
+        if (typeof inv !== 'function' && !(isRecord(inv) && typeof inv['check'] === 'function')) throw new UsageError(`--controllers ${module}: invariants["${name}"] is neither an invariant ({ name, check }) nor a factory (() => invariant, or (options) => invariant)`);
       }
       Object.assign(invariants, mod['invariants']);
     }
