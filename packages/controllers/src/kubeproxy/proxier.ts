@@ -126,6 +126,13 @@ export class Proxier {
   #lastFingerprints = new Map<string, string>();
   /** The endpoints map at the last sync, to find endpoints that went away. */
   #lastEndpoints = new Map<string, EndpointInfo[]>();
+  /**
+   * UDP clean-up a failed sync could not do: the change trackers are spent once read, so the
+   * stale endpoints and newly served Services they reported wait here for the next sync that
+   * succeeds (without this, a failed restore would leave stale UDP flows DNATed for good).
+   */
+  #pendingStale: StaleUdpEndpoint[] = [];
+  #pendingNewlyServed: ServicePortInfo[] = [];
 
   constructor(ctx: ControllerContext, opts: ProxierOptions) {
     this.ctx = ctx;
@@ -232,10 +239,19 @@ export class Proxier {
     }
     this.#lastFingerprints = fingerprints;
     this.#lastEndpoints = endpointsMap;
+    stale.push(...this.#pendingStale);
+    newlyServed.push(...this.#pendingNewlyServed);
+    this.#pendingStale = [];
+    this.#pendingNewlyServed = [];
+    const postpone = (): void => {
+      this.#pendingStale = stale;
+      this.#pendingNewlyServed = newlyServed;
+    };
 
     try {
       if (doFullSync && !(await this.#ensureJumps())) {
         this.#needFullSync = true;
+        postpone();
         return false;
       }
       const data = await this.#buildRestoreData(svcPortMap, endpointsMap, doFullSync, updated);
@@ -250,13 +266,16 @@ export class Proxier {
       this.ctx.log.error('Failed to execute iptables-restore', { error: errorMessage(e) });
       // The change trackers were flushed: only a full sync can recover (the flaw forgets that).
       if (this.opts.flaw !== 'lost-changes-after-failed-restore') this.#needFullSync = true;
+      postpone();
       return false;
     }
     this.#needFullSync = false;
     if (doFullSync) this.#lastFullSyncMs = now;
     // Finish housekeeping: UDP only. TCP flows keep their DNAT until they end.
     await this.deleteStaleServiceConntrackEntries(newlyServed);
-    if (this.opts.flaw !== 'stale-udp-conntrack') await this.deleteEndpointConnections(stale);
+    // An endpoint a failed sync reported gone may be back since: its flows are current.
+    const gone = stale.filter((s) => !(endpointsMap.get(s.service.key) ?? []).some((e) => e.str === s.endpoint.str));
+    if (this.opts.flaw !== 'stale-udp-conntrack') await this.deleteEndpointConnections(gone);
     return true;
   }
 

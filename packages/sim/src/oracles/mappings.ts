@@ -5,11 +5,13 @@
  * are eligible, every eligible Pod publishes its mappings and no other Pod publishes any, once the
  * node has settled. A controller that publishes nothing for an eligible Pod fails.
  *
- * Strict, like owned chains: a mapping that is served (published, eligible where eligibility is
- * declared, with its DNAT rule) stays served at every instant while the same Pod publishes it
- * and stays eligible. A restart that flushes the rules and refills them one by one takes served
- * mappings away meanwhile; an atomic restore does not. A node reboot (its rules lost) starts the
- * node's bookkeeping afresh.
+ * Strict, like owned chains: a mapping that has been served (published, eligible where
+ * eligibility is declared, with its DNAT rule) for the settle time stays served at every instant
+ * while the same Pod publishes it and stays eligible. A restart that flushes the rules and
+ * refills them one by one takes served mappings away meanwhile; an atomic restore does not. A
+ * mapping served only briefly may still go while the agent works through the events before it
+ * (a Service that stopped and started selecting the Pod again within that time). A node reboot
+ * (its rules lost) starts the node's bookkeeping afresh.
  */
 import { settled, type Problem } from '../invariants.ts';
 import type { InvariantResult } from '../engine.ts';
@@ -32,8 +34,11 @@ export function publishedMappingsServed(opts: { readonly settleMs?: number } = {
     const facts = factsMemo();
     const dnat = new Map<string, ReturnType<typeof reachableDnatMemo>>();
     const count = { n: 0 };
-    /** Per node: the mappings served at the last check (`uid|ip|PROTO|nodePort|podPort`), and the node's boots then. */
-    const served = new Map<string, { readonly keys: Set<string>; readonly boots: number }>();
+    /**
+     * Per node: the mappings served at the last check (`uid|ip|PROTO|nodePort|podPort`), each with
+     * the time it has been served since, and the node's boots then.
+     */
+    const served = new Map<string, { readonly keys: Map<string, number>; readonly boots: number }>();
     const strict = (view: WorldView): InvariantResult => {
       const f = facts(view);
       const services = view.services();
@@ -42,7 +47,8 @@ export function publishedMappingsServed(opts: { readonly settleMs?: number } = {
         const agents = view.agents?.(node.name) ?? [];
         const rules = dnatOf(node.name)(view.ruleset(node.name));
         const before = served.get(node.name);
-        const now = new Set<string>();
+        const now = new Map<string, number>();
+        const settleMs = opts.settleMs ?? view.settleMs;
         for (const pub of f.publications.get(node.name) ?? []) {
           const ip = pub.pod.status.podIP;
           if (pub.mappings === undefined || ip === undefined) continue;
@@ -53,8 +59,9 @@ export function publishedMappingsServed(opts: { readonly settleMs?: number } = {
             const k = `${pub.pod.metadata.uid}|${ip}|${m.protocol}|${m.nodePort}|${m.podPort}`;
             const proto = m.protocol === 'UDP' ? 17 : 6;
             const has = rules.some((d) => d.dport === m.nodePort && (d.proto === proto || d.proto === 0) && d.toIp === ip && d.toPort === m.podPort);
-            if (has) now.add(k);
-            else if (before !== undefined && before.boots === boots && before.keys.has(k)) {
+            const since = before !== undefined && before.boots === boots ? before.keys.get(k) : undefined;
+            if (has) now.set(k, since ?? view.nowMs);
+            else if (since !== undefined && view.nowMs - since >= settleMs) {
               served.clear();
               return {
                 message: `${podKey(pub.pod)} publishes node port ${m.nodePort} → ${ip}:${m.podPort}/${m.protocol} on ${node.name} and its DNAT rule served it, but the rule is gone while the mapping is still published (a window in which the mapping is not served)`,
