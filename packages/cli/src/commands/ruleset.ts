@@ -12,6 +12,7 @@
  * the dump on a host with no ipsets, where `-m set --match-set NAME` and `-j SET` fail as
  * `iptables-restore` fails; `diff` checks set names only when it is given.
  */
+import { isAscii } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { IpsetFileError, ipsetNames } from '../ipsetFile.ts';
@@ -37,8 +38,17 @@ interface Io {
 const defaultIo: Io = {
   stdout: (s) => process.stdout.write(s),
   stderr: (s) => process.stderr.write(s),
-  readFile: (path) => readFileSync(path === '-' ? 0 : path, 'utf8'),
+  readFile: (path) => readText(path === '-' ? 0 : path),
 };
+
+/**
+ * A file as text. A dump is nearly always ASCII: then its bytes are read as one-byte characters
+ * (the same string UTF-8 decoding gives, without the decoder's cost, a fifth of a cold `fmt`).
+ */
+function readText(path: string | number): string {
+  const bytes = readFileSync(path);
+  return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
+}
 
 function displayName(path: string): string {
   return path === '-' ? '<stdin>' : path;
