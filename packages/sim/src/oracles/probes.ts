@@ -307,15 +307,15 @@ function probesOf(w: ProbeWorld, flows: UdpFlows): Probe[] {
               return fail(o, `an external ${sp.protocol} flow to ${n.ip}:${nodePort} (Service ${name}, externalTrafficPolicy Local) reached ${backendName(o.server)}, but ${n.name} has no endpoint of it: it must be dropped there`);
             }
             if (!o.ok) return fail(o, `an external client (${LB_IP}) cannot reach Service ${name} (externalTrafficPolicy Local) at ${n.ip}:${nodePort}/${sp.protocol}: ${fmt(o)}; ${n.name}'s endpoints ${sig(mine)}`);
-            if (o.server === null || !want.has(o.server)) return fail(o, `an external ${sp.protocol} flow to ${n.ip}:${nodePort} (Service ${name}, externalTrafficPolicy Local) reached ${backendName(o.server)}, not one of ${n.name}'s own endpoints ${sig(mine)}`);
             // A UDP flow keeps its port, so its conntrack entry keeps the NAT of the rules it first
-            // met (a masquerade of a moment when the rules were half-way): kube-proxy clears UDP
-            // entries of removed endpoints, not of a changed policy. A fresh flow tells whether the
-            // rules keep the source now.
-            if (ipOf(o.peer) !== LB_IP && udp) {
+            // met (a DNAT to another node's endpoint, or a masquerade, of a moment before the
+            // proxy applied the policy): kube-proxy clears UDP entries of removed endpoints, not
+            // of a changed policy. A fresh flow tells whether the rules are right now.
+            if ((o.server === null || !want.has(o.server) || ipOf(o.peer) !== LB_IP) && udp) {
               const fresh = dp.probeUdp('lb', n.ip, nodePort, undefined, now);
               if (fresh.ok && fresh.server !== null && want.has(fresh.server) && ipOf(fresh.peer) === LB_IP) return { ok: true, message: '' };
             }
+            if (o.server === null || !want.has(o.server)) return fail(o, `an external ${sp.protocol} flow to ${n.ip}:${nodePort} (Service ${name}, externalTrafficPolicy Local) reached ${backendName(o.server)}, not one of ${n.name}'s own endpoints ${sig(mine)}`);
             if (ipOf(o.peer) !== LB_IP) return fail(o, `an external ${sp.protocol} flow from ${LB_IP} to ${n.ip}:${nodePort} (Service ${name}, externalTrafficPolicy Local) reached ${backendName(o.server)} from ${o.peer ?? '?'}: the client's source was not kept`);
             return { ok: true, message: '' };
           },
