@@ -132,6 +132,12 @@ export class Proxier {
    * succeeds (without this, a failed restore would leave stale UDP flows DNATed for good).
    */
   #pendingStale: StaleUdpEndpoint[] = [];
+  /**
+   * Whether this process has cleared UDP flows it cannot account for: a new process does not
+   * know which endpoints went away while no proxy ran, so its first successful sync clears the
+   * flows of every UDP Service (kube-proxy 1.29 and later reconciles the whole table instead).
+   */
+  #startupCleared = false;
   #pendingNewlyServed: ServicePortInfo[] = [];
 
   constructor(ctx: ControllerContext, opts: ProxierOptions) {
@@ -272,6 +278,10 @@ export class Proxier {
     this.#needFullSync = false;
     if (doFullSync) this.#lastFullSyncMs = now;
     // Finish housekeeping: UDP only. TCP flows keep their DNAT until they end.
+    if (!this.#startupCleared && this.opts.flaw !== 'stale-udp-conntrack') {
+      this.#startupCleared = true;
+      for (const svc of svcPortMap.values()) if (svc.protocol === 'udp' && !newlyServed.includes(svc)) newlyServed.push(svc);
+    }
     await this.deleteStaleServiceConntrackEntries(newlyServed);
     // An endpoint a failed sync reported gone may be back since: its flows are current.
     const gone = stale.filter((s) => !(endpointsMap.get(s.service.key) ?? []).some((e) => e.str === s.endpoint.str));

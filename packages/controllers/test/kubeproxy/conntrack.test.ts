@@ -51,6 +51,10 @@ describe('kube-proxy conntrack clean-up', () => {
     const cmds = w.events.filter((e) => e.type === 'conntrack.exec').map((e) => `${fieldOf(e, 'argv')} → ${e['exit'] === 0 ? 0 : 1}`);
     const clusterIp = w.api.get('Service', 'default', 'dns').spec.clusterIP;
     expect(cmds).toEqual([
+      // A new proxy process cannot know which endpoints went away while none ran: its first
+      // sync clears the flows of every UDP Service (none here).
+      `conntrack -D --orig-dst ${clusterIp} -p udp → 1`,
+      'conntrack -D -p udp --dport 30053 → 1',
       // The Service got its first endpoint: flows rejected before are cleared (none here).
       `conntrack -D --orig-dst ${clusterIp} -p udp → 1`,
       'conntrack -D -p udp --dport 30053 → 1',
