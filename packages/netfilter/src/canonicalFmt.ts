@@ -18,7 +18,7 @@
  * `test/canonicalFmt.test.ts` checks the two agree on generated rulesets, every fixture and
  * mutated lines.
  */
-import { ALL_HOOKS, HOOK_BIT, jumpTarget, refusedInTable, ruleHookMask, compareNames } from './draft.ts';
+import { ALL_HOOKS, jumpTarget, refusedInTable, ruleHookMask, compareNames } from './draft.ts';
 import { COMMON_WORDS, parseCommand, type CommandEnv } from './command.ts';
 import { FastRuleReader, type JumpResolver } from './fastRule.ts';
 import { Failure } from './failure.ts';
@@ -26,6 +26,7 @@ import { chainLineName } from './restore.ts';
 import { ruleSpecWords } from './ruleSpec.ts';
 import { isTableName } from './ruleset.ts';
 import { SAVE_TABLE_ORDER } from './save.ts';
+import { hooksAndLoopsValid } from './saveBuilder.ts';
 import { splitInto } from './tokenize.ts';
 import { IPTABLES_TARGET_NAMES, targetModule } from './targets.ts';
 import { BUILTIN_CHAINS, type Rule, type TableName, type Target } from './types.ts';
@@ -110,57 +111,8 @@ class LeanTable implements JumpResolver {
 
   /** The hook and loop checks `TableDraft.validateAll` makes at COMMIT, over the columns. */
   valid(): boolean {
-    const count = this.chains.length;
-    // The jumps of each chain, in rule order (a counting sort by chain: CSR offsets).
-    const first = new Int32Array(count + 1);
     const jumps = this.jumpFrom.length;
-    for (let k = 0; k < jumps; k++) (first[(this.jumpFrom.data[k] as number) + 1] as number)++;
-    for (let c = 0; c < count; c++) first[c + 1] = (first[c + 1] as number) + (first[c] as number);
-    const to = new Int32Array(jumps);
-    const fill = first.slice(0, count);
-    for (let k = 0; k < jumps; k++) to[(fill[this.jumpFrom.data[k] as number] as number)++] = this.jumpTo_.data[k] as number;
-
-    // Colour 1: on the path, 2: done. Nothing jumps to a built-in chain, so each is a root.
-    const colour = new Uint8Array(count);
-    const hookMask = new Uint8Array(count);
-    const order = new Int32Array(count);
-    let ordered = 0;
-    const stack = new Int32Array(count);
-    const next = new Int32Array(count);
-    const builtins = BUILTIN_CHAINS[this.name];
-    for (let root = 0; root < builtins.length; root++) {
-      hookMask[root] = HOOK_BIT[builtins[root] as string] ?? 0;
-      colour[root] = 1;
-      let top = 0;
-      stack[0] = root;
-      next[0] = first[root] as number;
-      while (top >= 0) {
-        const c = stack[top] as number;
-        const k = next[top] as number;
-        if (k >= (first[c + 1] as number)) {
-          colour[c] = 2;
-          order[ordered++] = c;
-          top--;
-          continue;
-        }
-        next[top] = k + 1;
-        const t = to[k] as number;
-        if (colour[t] === 1) return false;
-        if (colour[t] === 0) {
-          colour[t] = 1;
-          top++;
-          stack[top] = t;
-          next[top] = first[t] as number;
-        }
-      }
-    }
-    for (let i = ordered - 1; i >= 0; i--) {
-      const c = order[i] as number;
-      const mask = hookMask[c] as number;
-      if ((mask & ~(this.allowed.data[c] as number)) !== 0) return false;
-      for (let k = first[c] as number; k < (first[c + 1] as number); k++) hookMask[to[k] as number] = (hookMask[to[k] as number] as number) | mask;
-    }
-    return true;
+    return hooksAndLoopsValid(this.name, BUILTIN_CHAINS[this.name].length, this.chains.length, this.jumpFrom.data, this.jumpTo_.data, this.allowed.data, jumps);
   }
 
   /** The table as `iptables-save` prints it, as pieces of text. */

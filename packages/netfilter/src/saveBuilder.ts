@@ -242,72 +242,9 @@ class TableBuilder implements JumpResolver {
     this.pendingCount = 0;
   }
 
-  /**
-   * TableDraft.validateAll over chain numbers: every rule reachable from a built-in chain is
-   * allowed in the hooks that reach it, and no loop is reachable.
-   */
+  /** TableDraft.validateAll over chain numbers (see {@link hooksAndLoopsValid}). */
   private valid(): boolean {
-    const n = this.names.length;
-    const edges = this.edgeFrom.length;
-    // The jumps of each chain, contiguous: chain k's are adj[start[k], start[k + 1]).
-    const start = new Int32Array(n + 1);
-    for (let e = 0; e < edges; e++) {
-      const k = (this.edgeFrom[e] as number) + 1;
-      start[k] = (start[k] as number) + 1;
-    }
-    for (let k = 0; k < n; k++) start[k + 1] = (start[k + 1] as number) + (start[k] as number);
-    const fill = start.slice(0, n);
-    const adj = new Int32Array(edges);
-    for (let e = 0; e < edges; e++) {
-      const from = this.edgeFrom[e] as number;
-      const at = fill[from] as number;
-      fill[from] = at + 1;
-      adj[at] = this.edgeTo[e] as number;
-    }
-    // Colour 1: on the path, 2: done. A postorder, reversed, puts every chain before those it jumps to.
-    const colour = new Uint8Array(n);
-    const hookMask = new Int32Array(n);
-    const order = new Int32Array(n);
-    let ordered = 0;
-    const stack = new Int32Array(n);
-    const next = new Int32Array(n);
-    const hooks = BUILTIN_CHAINS[this.name];
-    for (let root = 0; root < this.builtins; root++) {
-      hookMask[root] = HOOK_BIT[hooks[root] as string] ?? 0;
-      colour[root] = 1;
-      let top = 0;
-      stack[0] = root;
-      next[0] = start[root] as number;
-      while (top >= 0) {
-        const c = stack[top] as number;
-        const e = next[top] as number;
-        if (e >= (start[c + 1] as number)) {
-          colour[c] = 2;
-          order[ordered++] = c;
-          top--;
-          continue;
-        }
-        next[top] = e + 1;
-        const t = adj[e] as number;
-        if (colour[t] === 1) return false;
-        if (colour[t] === 0) {
-          colour[t] = 1;
-          top++;
-          stack[top] = t;
-          next[top] = start[t] as number;
-        }
-      }
-    }
-    for (let i = ordered - 1; i >= 0; i--) {
-      const c = order[i] as number;
-      const mask = hookMask[c] as number;
-      if ((mask & ~(this.allowed[c] as number)) !== 0) return false;
-      for (let e = start[c] as number; e < (start[c + 1] as number); e++) {
-        const t = adj[e] as number;
-        hookMask[t] = (hookMask[t] as number) | mask;
-      }
-    }
-    return true;
+    return hooksAndLoopsValid(this.name, this.builtins, this.names.length, this.edgeFrom, this.edgeTo, this.allowed);
   }
 
   /** The committed table, or undefined when the kernel's checks refuse it. */
@@ -408,4 +345,81 @@ export function buildSave(text: string): Ruleset | undefined {
     } else return undefined;
   }
   return b === undefined ? { tables } : undefined;
+}
+
+/**
+ * @internal
+ * TableDraft.validateAll over chain numbers: every rule reachable from a built-in chain is
+ * allowed in the hooks that reach it, and no loop is reachable. Chains are numbered with the
+ * table's built-in chains first, in hook order; jump `e` goes from `edgeFrom[e]` to `edgeTo[e]`
+ * (in rule order); `allowed[k]` is the hook mask chain k's rules allow.
+ */
+export function hooksAndLoopsValid(
+  table: TableName,
+  builtins: number,
+  n: number,
+  edgeFrom: ArrayLike<number>,
+  edgeTo: ArrayLike<number>,
+  allowed: ArrayLike<number>,
+  edges: number = edgeFrom.length,
+): boolean {
+  // The jumps of each chain, contiguous: chain k's are adj[start[k], start[k + 1]).
+  const start = new Int32Array(n + 1);
+  for (let e = 0; e < edges; e++) {
+    const k = (edgeFrom[e] as number) + 1;
+    start[k] = (start[k] as number) + 1;
+  }
+  for (let k = 0; k < n; k++) start[k + 1] = (start[k + 1] as number) + (start[k] as number);
+  const fill = start.slice(0, n);
+  const adj = new Int32Array(edges);
+  for (let e = 0; e < edges; e++) {
+    const from = edgeFrom[e] as number;
+    const at = fill[from] as number;
+    fill[from] = at + 1;
+    adj[at] = edgeTo[e] as number;
+  }
+  // Colour 1: on the path, 2: done. A postorder, reversed, puts every chain before those it jumps to.
+  const colour = new Uint8Array(n);
+  const hookMask = new Int32Array(n);
+  const order = new Int32Array(n);
+  let ordered = 0;
+  const stack = new Int32Array(n);
+  const next = new Int32Array(n);
+  const hooks = BUILTIN_CHAINS[table];
+  for (let root = 0; root < builtins; root++) {
+    hookMask[root] = HOOK_BIT[hooks[root] as string] ?? 0;
+    colour[root] = 1;
+    let top = 0;
+    stack[0] = root;
+    next[0] = start[root] as number;
+    while (top >= 0) {
+      const c = stack[top] as number;
+      const e = next[top] as number;
+      if (e >= (start[c + 1] as number)) {
+        colour[c] = 2;
+        order[ordered++] = c;
+        top--;
+        continue;
+      }
+      next[top] = e + 1;
+      const t = adj[e] as number;
+      if (colour[t] === 1) return false;
+      if (colour[t] === 0) {
+        colour[t] = 1;
+        top++;
+        stack[top] = t;
+        next[top] = start[t] as number;
+      }
+    }
+  }
+  for (let i = ordered - 1; i >= 0; i--) {
+    const c = order[i] as number;
+    const mask = hookMask[c] as number;
+    if ((mask & ~(allowed[c] as number)) !== 0) return false;
+    for (let e = start[c] as number; e < (start[c + 1] as number); e++) {
+      const t = adj[e] as number;
+      hookMask[t] = (hookMask[t] as number) | mask;
+    }
+  }
+  return true;
 }
