@@ -6,3 +6,4 @@
  */
 export { ipv4Arbitrary, ruleArbitrary, rulesetArbitrary, tableArbitrary, type RuleContext, type TableArbitraryOptions } from './arbitraries.ts';
 export { kubeProxyDump, type KubeProxyDumpOptions } from './kubeProxyDump.ts';
+export { extensionTables, type ExtensionInfo, type ExtensionOption } from './extensions.ts';
