@@ -1,8 +1,9 @@
 /**
- * `pnpm conformance [--runs N] [--seed S] [--part netfilter|host|format|all] [--replay I] …`:
- * a long differential campaign against the real kernel in three parts — netfilter level (the
+ * `pnpm conformance [--runs N] [--seed S] [--part netfilter|host|format|options|all] [--replay I] …`:
+ * a long differential campaign against the real kernel in four parts — netfilter level (the
  * evaluator through the lab's hooks), whole host (`@netsim/kernel`), format (formatSave through
- * the real iptables-restore/save) — with progress, a summary and every disagreement printed with
+ * the real iptables-restore/save), options (every extension's options as users write them,
+ * through both tools' iptables-restore) — with progress, a summary and every disagreement printed with
  * what replays it. Exit status: 0 when every disagreement is a known one, 1 when a new one was
  * found, 2 when the machine cannot run the campaign (the line says why).
  */
@@ -14,10 +15,11 @@ import type { KnownDisagreement } from './known.ts';
 import { Lab } from './lab.ts';
 import { formatDisagreement } from './runner.ts';
 import { runFormatCampaign, type FormatCampaignResult } from './formatCheck.ts';
+import { runOptionsCampaign, type OptionsCampaignResult } from './optionsCheck.ts';
 import { formatHostDisagreement, runHostCampaign, type HostCampaignResult } from './wholeHost.ts';
 
-type Part = 'netfilter' | 'host' | 'format';
-const PARTS: readonly Part[] = ['netfilter', 'host', 'format'];
+type Part = 'netfilter' | 'host' | 'format' | 'options';
+const PARTS: readonly Part[] = ['netfilter', 'host', 'format', 'options'];
 
 interface Args {
   readonly runs: number;
@@ -29,7 +31,7 @@ interface Args {
   readonly parts: readonly Part[];
 }
 
-const USAGE = 'usage: pnpm conformance [--runs N] [--seed S] [--part netfilter|host|format|all] [--replay I] [--profiles forward,reject,local] [--no-shrink] [--no-legacy]';
+const USAGE = 'usage: pnpm conformance [--runs N] [--seed S] [--part netfilter|host|format|options|all] [--replay I] [--profiles forward,reject,local] [--no-shrink] [--no-legacy]';
 
 function fail(message: string): never {
   process.stderr.write(`conformance: ${message}\n${USAGE}\n`);
@@ -75,7 +77,7 @@ function parseArgs(argv: readonly string[]): Args {
         const v = value() ?? '';
         if (v === 'all') parts = PARTS;
         else if ((PARTS as readonly string[]).includes(v)) parts = [v as Part];
-        else fail(`--part takes netfilter, host, format or all, got "${v}"`);
+        else fail(`--part takes netfilter, host, format, options or all, got "${v}"`);
         break;
       }
       case '--no-shrink':
@@ -93,7 +95,7 @@ function parseArgs(argv: readonly string[]): Args {
         fail(`unknown argument "${a}"`);
     }
   }
-  if (replay !== undefined && parts.length !== 1) fail('--replay needs --part netfilter, host or format (a case index belongs to one part)');
+  if (replay !== undefined && parts.length !== 1) fail('--replay needs --part netfilter, host, format or options (a case index belongs to one part)');
   return { runs, seed, ...(replay === undefined ? {} : { replay }), profiles, shrink, legacy, parts };
 }
 
@@ -161,6 +163,15 @@ function formatSummary(r: FormatCampaignResult): string {
     `  identical with no known issue involved: ${r.identical}`,
     `  known issues: ${[...r.known].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k} ×${v}`).join(', ') || 'none'}`,
     `  NEW differences: ${r.unexplained.length}${r.unexplained.length === 0 ? '' : ` (rulesets ${r.unexplained.map((u) => u.index).join(', ')})`}`,
+  ].join('\n');
+}
+
+function optionsSummary(r: OptionsCampaignResult): string {
+  return [
+    "options (every extension's options, as users write them, through the real iptables-restore and iptables-save):",
+    `  rules: ${r.runs} (${r.accepted} accepted and ${r.refused} refused by the real tool; ${r.perExtension.size} extensions drawn)`,
+    `  agreed on exit status, error text and saved text: ${r.agreed}`,
+    `  NEW disagreements: ${r.disagreements.length}${r.disagreements.length === 0 ? '' : ` (rules ${r.disagreements.map((d) => d.index).join(', ')})`}`,
   ].join('\n');
 }
 
@@ -273,6 +284,26 @@ function main(): void {
     for (const u of result.unexplained) process.stdout.write(`\n[NEW] format ruleset ${u.index} (${replayCommand(args, 'format', u.index)})\n${u.lines.map((l) => `  - ${l}`).join('\n')}\n`);
     fresh ||= result.unexplained.length > 0;
     summaries.push(formatSummary(result));
+  }
+  if (args.parts.includes('options')) {
+    let done = 0;
+    let agreed = 0;
+    const runs = args.replay === undefined ? args.runs : 1;
+    const result = runOptionsCampaign({
+      seed: args.seed,
+      runs: args.runs,
+      ...(args.replay === undefined ? {} : { replay: args.replay }),
+      onCase: (_index, r) => {
+        done++;
+        if (r.diffs.length === 0) agreed++;
+        progress('options', done, runs, agreed, done - agreed, 0, args.replay !== undefined);
+      },
+    });
+    for (const d of result.disagreements) {
+      process.stdout.write(`\n[NEW] options rule ${d.index} (${replayCommand(args, 'options', d.index)})\n  *${d.case.table}: ${d.case.rule}\n${d.diffs.map((l) => `  - ${l}`).join('\n')}\n`);
+    }
+    fresh ||= result.disagreements.length > 0;
+    summaries.push(optionsSummary(result));
   }
   process.stdout.write(`\nconformance summary: seed ${args.seed}, ${tool}, kernel ${release()}\n${summaries.join('\n')}\n`);
   process.exitCode = fresh ? 1 : 0;
