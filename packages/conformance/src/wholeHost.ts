@@ -34,21 +34,27 @@ export interface RpFilter {
 
 export interface HostCase extends NfCase {
   readonly rpFilter: RpFilter;
+  /**
+   * `net.netfilter.nf_conntrack_tcp_loose` (the kernel's default 1 when absent): 0 makes a TCP
+   * first packet without SYN INVALID instead of picking the connection up mid-stream.
+   */
+  readonly tcpLoose?: 0 | 1;
 }
 
-/** A whole-host case: a netfilter-level case plus generated rp_filter modes. */
+/** A whole-host case: a netfilter-level case plus generated sysctls (rp_filter modes, tcp_loose). */
 export function hostCaseArb(topology: Topology, profiles: readonly Profile[] = PROFILES): fc.Arbitrary<HostCase> {
   const mode = fc.constantFrom(0, 0, 1, 2);
   const ifaces = fc.tuple(...topology.ifaces.map(() => mode));
-  return fc.tuple(nfCaseArb(profiles), mode, ifaces).map(([c, all, per]) => ({
+  return fc.tuple(nfCaseArb(profiles), mode, ifaces, fc.constantFrom<0 | 1>(1, 1, 0)).map(([c, all, per, tcpLoose]) => ({
     ...c,
     rpFilter: { all, ifaces: Object.fromEntries(topology.ifaces.map((i, k) => [i.name, per[k] as number])) },
+    tcpLoose,
   }));
 }
 
 /** The sysctls a case writes on the real node. */
-export function hostSysctls(rp: RpFilter): Sysctls {
-  const s: { [k: string]: number } = { 'net.ipv4.conf.all.rp_filter': rp.all, 'net.ipv4.conf.default.rp_filter': 0 };
+export function hostSysctls(rp: RpFilter, tcpLoose: 0 | 1 = 1): Sysctls {
+  const s: { [k: string]: number } = { 'net.ipv4.conf.all.rp_filter': rp.all, 'net.ipv4.conf.default.rp_filter': 0, 'net.netfilter.nf_conntrack_tcp_loose': tcpLoose };
   for (const [i, v] of Object.entries(rp.ifaces)) s[`net.ipv4.conf.${i}.rp_filter`] = v;
   return s;
 }
@@ -71,7 +77,7 @@ function rngFrom(seed: number): RandomSource {
  * `pinConntrack` (the lab pins conntrack on) the host tracks always; else it follows its own
  * model of when the kernel tracks (`auto`), which the comparison then checks.
  */
-export function buildNetsimHost(topology: Topology, rp: RpFilter, c: NfCase, pinConntrack = false): Host {
+export function buildNetsimHost(topology: Topology, rp: RpFilter, c: NfCase, pinConntrack = false, tcpLoose: 0 | 1 = 1): Host {
   const host = new Host('node', { conntrack: pinConntrack ? 'always' : 'auto' });
   const lines: string[] = [];
   for (const i of topology.ifaces) {
@@ -83,6 +89,7 @@ export function buildNetsimHost(topology: Topology, rp: RpFilter, c: NfCase, pin
   }
   lines.push('sysctl -w net.ipv4.ip_forward=1', `sysctl -w net.ipv4.conf.all.rp_filter=${rp.all}`);
   for (const [i, v] of Object.entries(rp.ifaces)) lines.push(`sysctl -w net.ipv4.conf.${i}.rp_filter=${v}`);
+  lines.push(`sysctl -w net.netfilter.nf_conntrack_tcp_loose=${tcpLoose}`);
   host.run(...lines);
   for (const port of UDP_LISTEN_PORTS) host.listen('udp', port, { udpReply: 'silent' });
   host.setRuleset(c.ruleset);
@@ -199,8 +206,8 @@ export interface HostCaseResult {
  */
 export function runHostCase(lab: Lab, c: HostCase): HostCaseResult {
   const rulesetText = renderRestore(c.ruleset);
-  lab.reset({ ruleset: rulesetText, sysctls: hostSysctls(c.rpFilter) });
-  const host = buildNetsimHost(lab.topology, c.rpFilter, c, lab.pinConntrack);
+  lab.reset({ ruleset: rulesetText, sysctls: hostSysctls(c.rpFilter, c.tcpLoose) });
+  const host = buildNetsimHost(lab.topology, c.rpFilter, c, lab.pinConntrack, c.tcpLoose);
   const rng = rngFrom(1);
   const steps: HostStep[] = [];
   let kernelBefore: { [k: string]: number } = {};
@@ -330,7 +337,7 @@ export function runHostCampaign(
 /** A whole-host disagreement as a human reads it. */
 export function formatHostDisagreement(c: HostCase, r: HostCaseResult, replay: string): string {
   const lines = [
-    `DISAGREEMENT (whole host, ${c.profile}, rp_filter all=${c.rpFilter.all} ${Object.entries(c.rpFilter.ifaces).map(([i, v]) => `${i}=${v}`).join(' ')}) — replay with: ${replay}`,
+    `DISAGREEMENT (whole host, ${c.profile}, rp_filter all=${c.rpFilter.all} ${Object.entries(c.rpFilter.ifaces).map(([i, v]) => `${i}=${v}`).join(' ')}, nf_conntrack_tcp_loose=${c.tcpLoose ?? 1}) — replay with: ${replay}`,
     ...r.diffs.map((d) => `  - ${d}`),
     'ruleset (iptables-restore input):',
     ...r.rulesetText

@@ -1,9 +1,10 @@
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { emptyRuleset, parseIpv4 as ip, type Rule, type Ruleset } from '@netsim/netfilter';
 import { Lab, type Injection } from '../src/lab.ts';
 import { PROTO_ICMP, PROTO_UDP, TCP } from '../src/packet.ts';
 import { TOPOLOGY } from '../src/topology.ts';
-import { buildNetsimHost, classifyHostCase, formatHostDisagreement, hostSysctls, replyTo, runHostCampaign, runHostCase, type HostCase } from '../src/wholeHost.ts';
+import { buildNetsimHost, classifyHostCase, formatHostDisagreement, hostCaseArb, hostSysctls, replyTo, runHostCampaign, runHostCase, type HostCase } from '../src/wholeHost.ts';
 
 const env = inject('conformanceEnv');
 const HOST_RUNS = 60;
@@ -21,7 +22,15 @@ describe('whole host: building blocks', () => {
       'net.ipv4.conf.default.rp_filter': 0,
       'net.ipv4.conf.eth0.rp_filter': 1,
       'net.ipv4.conf.eth1.rp_filter': 0,
+      'net.netfilter.nf_conntrack_tcp_loose': 1,
     });
+    expect(hostSysctls({ all: 0, ifaces: {} }, 0)).toEqual({ 'net.ipv4.conf.all.rp_filter': 0, 'net.ipv4.conf.default.rp_filter': 0, 'net.netfilter.nf_conntrack_tcp_loose': 0 });
+  });
+
+  it('should draw nf_conntrack_tcp_loose 0 in some cases and the default 1 in most', () => {
+    const loose = fc.sample(hostCaseArb(TOPOLOGY), { seed: 9, numRuns: 300 }).map((c) => c.tcpLoose);
+    expect(loose.filter((v) => v === 0).length).toBeGreaterThan(50);
+    expect(loose.filter((v) => v === 1).length).toBeGreaterThan(150);
   });
 
   it("should answer a forwarded SYN from the peer it reached, acknowledging the SYN's sequence number", () => {
@@ -84,6 +93,24 @@ describe.skipIf(!env.ok)('whole host: @netsim/kernel against the kernel', () => 
     const loose = runHostCase(lab, hostCase({ rpFilter: { all: 0, ifaces: { eth0: 2, eth1: 0, vethpod: 0 } }, injection: spoofed }));
     expect(loose.steps[0]?.kernel.egress).toEqual(['vethpod udp 198.18.0.5:53 > 203.0.113.2:53']);
     expect(loose.diffs).toEqual([]);
+  });
+
+  it('should agree on a mid-stream TCP first packet: picked up with tcp_loose 1, INVALID and dropped with 0', () => {
+    const base = emptyRuleset();
+    const rs: Ruleset = {
+      tables: {
+        ...base.tables,
+        filter: { name: 'filter', chains: { ...base.tables.filter.chains, FORWARD: { name: 'FORWARD', policy: 'ACCEPT', rules: [{ matches: [{ kind: 'conntrack', ctstate: { states: ['INVALID'], negate: false } }], target: { kind: 'DROP' } }] } } },
+      },
+    };
+    const ack: Injection = { kind: 'ingress', peer: 'client', packet: { src: ip('192.0.2.2'), dst: ip('198.18.0.5'), proto: 6, sport: 40000, dport: 80, tcpFlags: TCP.ACK, icmpType: 0, icmpCode: 0, icmpId: 0 } };
+    const picked = runHostCase(lab, hostCase({ ruleset: rs, injection: ack, tcpLoose: 1 }));
+    expect(picked.steps[0]?.kernel.egress).toEqual(['eth1 tcp 192.0.2.2:40000 > 198.18.0.5:80 [ACK]']);
+    expect(picked.diffs).toEqual([]);
+    const strict = runHostCase(lab, hostCase({ ruleset: rs, injection: ack, tcpLoose: 0 }));
+    expect(strict.steps[0]?.kernel.egress).toEqual([]);
+    expect(strict.steps[0]?.kernel.conntrack).toEqual([]);
+    expect(strict.diffs).toEqual([]);
   });
 
   it('should agree on ICMP echo flows: one entry per echo id, and the echo reply matched by its id', () => {
