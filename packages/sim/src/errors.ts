@@ -55,3 +55,22 @@ export function isSimError(e: unknown): e is SimError {
 export function assert(condition: unknown, message: string): asserts condition {
   if (!condition) throw new Error(`netsim assertion failed: ${message}`);
 }
+
+/**
+ * A tool process that exited non-zero, as the Go libraries agents use report it (go-iptables,
+ * knftables): `running [ARGV]: exit status N: STDERR`. {@link IptablesError} and
+ * {@link NftExecError} are its two kinds.
+ */
+export abstract class ToolExecError extends Error {
+  /** The full command line, program name first. */
+  readonly argv: readonly string[];
+  readonly exitCode: number;
+  readonly stderr: string;
+
+  constructor(argv: readonly string[], exitCode: number, stderr: string) {
+    super(`running [${argv.join(' ')}]: exit status ${exitCode}: ${stderr.trimEnd()}`);
+    this.argv = argv;
+    this.exitCode = exitCode;
+    this.stderr = stderr;
+  }
+}

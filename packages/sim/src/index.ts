@@ -3,7 +3,7 @@
  *
  * @packageDocumentation
  */
-export { SimError, isSimError, type SimErrorCode } from './errors.ts';
+export { SimError, isSimError, ToolExecError, type SimErrorCode } from './errors.ts';
 export type { JsonObject, JsonValue } from './json.ts';
 export { Prng, deriveStreams, STREAM_NAMES, type RandomSource, type StreamName } from './prng.ts';
 export { SeededIds, type IdSource } from './ids.ts';

@@ -10,7 +10,7 @@
  * restore failing at a line, slow calls) are applied here, with the real tools' messages.
  */
 import { isTableName, type Ruleset, type TableName } from '@netsim/netfilter';
-import { SimError } from './errors.ts';
+import { SimError, ToolExecError } from './errors.ts';
 import { rulesChange } from './rulesTrace.ts';
 import type { Engine } from './engine.ts';
 
@@ -86,20 +86,9 @@ export interface IptablesHandleOptions {
  * A failed `iptables` or `iptables-restore` run, as go-iptables reports it:
  * `running [iptables -t nat -A X -j Y --wait]: exit status 1: iptables: No chain/target/match by that name.`
  */
-export class IptablesError extends Error {
+export class IptablesError extends ToolExecError {
   override readonly name = 'IptablesError';
   readonly code = 'iptables-failed' as const;
-  /** The full command line, program name first. */
-  readonly argv: readonly string[];
-  readonly exitCode: number;
-  readonly stderr: string;
-
-  constructor(argv: readonly string[], exitCode: number, stderr: string) {
-    super(`running [${argv.join(' ')}]: exit status ${exitCode}: ${stderr.trimEnd()}`);
-    this.argv = argv;
-    this.exitCode = exitCode;
-    this.stderr = stderr;
-  }
 
   /** go-iptables' `IsNotExist`: the rule, chain or target does not exist. */
   isNotExist(): boolean {

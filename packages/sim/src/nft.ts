@@ -12,7 +12,7 @@
  */
 import { formatChainListing, formatRuleset, formatTable, isNftError, tryNftApply, type NftVersion, type Ruleset } from '@netsim/nftables';
 import type { Engine } from './engine.ts';
-import { SimError } from './errors.ts';
+import { SimError, ToolExecError } from './errors.ts';
 import type { IptablesFaultState, RawResult } from './iptables.ts';
 
 /** Where a node's nft ruleset lives (the host's kernel state); `listing` adds the counters the datapath counted. */
@@ -34,19 +34,9 @@ export interface NftHandleOptions {
  * A failed `nft` run, as knftables reports it: the command line, the exit status and what nft
  * printed (`/dev/stdin:3:9-12: Error: Could not process rule: No such file or directory …`).
  */
-export class NftExecError extends Error {
+export class NftExecError extends ToolExecError {
   override readonly name = 'NftExecError';
   readonly code = 'nft-failed' as const;
-  readonly argv: readonly string[];
-  readonly exitCode: number;
-  readonly stderr: string;
-
-  constructor(argv: readonly string[], exitCode: number, stderr: string) {
-    super(`running [${argv.join(' ')}]: exit status ${exitCode}: ${stderr.trimEnd()}`);
-    this.argv = argv;
-    this.exitCode = exitCode;
-    this.stderr = stderr;
-  }
 
   /** knftables' `IsNotFound`: the table, chain, set or element does not exist (ENOENT). */
   isNotFound(): boolean {
