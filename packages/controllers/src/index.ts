@@ -43,3 +43,4 @@ export { NFT_BASE_CHAINS, NFT_JUMP_CHAINS, NFT_MASQUERADE_MARK, NftProxier, list
 export { KUBE_PROXY_TABLE, hashAndTruncate, isServiceChainName as isNftServiceChainName, servicePortChainNameBase, servicePortEndpointChainNameBase } from './kubeproxynft/names.ts';
 export { flannelNft, flannelNftDeclaration, type FlannelNftVariant } from './flannelnft/index.ts';
 export { FLANNEL_NFT_FORWARD, FLANNEL_NFT_POSTRTG, FLANNEL_NFT_TABLE, NftablesManager, nftMasqRules } from './flannelnft/manager.ts';
+export { FUZZ_PROFILES, GENERIC_PROFILE, SWARM_KINDS, fuzzInvariants, fuzzProfileFor, fuzzProperty, type FuzzProfile, type FuzzPropertyOptions } from './profiles.ts';

@@ -10,7 +10,6 @@ export type { BuiltinCheck, Expectation, InvariantKind, InvariantSpec, ScenarioF
 export { fromRaw, toRaw } from './convert.ts';
 export { BUILTIN_SPECS, buildInvariant, invariantName, type InvariantRegistry } from './invariants.ts';
 export { formatPath, loadScenario, loadScenarioFile, type LoadOptions } from './load.ts';
-export { scenarioFromCounterexample, serializeScenario, type CounterexampleScenarioOptions, type SerializeOptions } from './serialize.ts';
+export { scenarioFromCounterexample, serializeScenario, type CounterexampleLike, type CounterexampleScenarioOptions, type SerializeOptions } from './serialize.ts';
 export { checkExpectation, describeExpectation, describeObserved, replay, type ReplayOptions, type ReplayResult } from './replay.ts';
 export { scenarioJsonSchema } from './jsonSchema.ts';
-export { FUZZ_PROFILES, GENERIC_PROFILE, SWARM_KINDS, fuzzInvariants, fuzzProfileFor, fuzzProperty, type FuzzProfile, type FuzzPropertyOptions } from './profiles.ts';

@@ -2,11 +2,11 @@
  * Writing scenario files: data → YAML text that loads back to the same data, and the export of
  * a counterexample found by `@netsim/check` as a scenario file that fails the same way.
  */
-import type { Counterexample } from '@netsim/check';
 import { Document, isMap, isScalar, isSeq, visit, type Node } from 'yaml';
 import { toRaw } from './convert.ts';
 import { invariantName } from './invariants.ts';
 import type { Expectation, InvariantSpec, ScenarioFile } from './model.ts';
+import type { SimScenario } from '@netsim/sim';
 
 export interface SerializeOptions {
   /** A `# yaml-language-server: $schema=…` line first, so editors validate and complete the file. */
@@ -53,6 +53,23 @@ export function serializeScenario(file: ScenarioFile, opts: SerializeOptions = {
   return header.length > 0 ? `${header.join('\n')}\n${body}` : body;
 }
 
+/**
+ * What a counterexample must say to become a scenario file: the property, fast-check's seed and
+ * path, the generated scenario and how its run ended. `@netsim/check`'s `Counterexample` is one.
+ */
+export interface CounterexampleLike {
+  readonly property: string;
+  readonly seed: number;
+  readonly path: string;
+  readonly scenario: SimScenario;
+  readonly expected: {
+    /** `violation:NAME`, `finding:KIND`, or how else the run ended. */
+    readonly signature: string;
+    readonly message: string;
+    readonly timeMs: number;
+  };
+}
+
 export interface CounterexampleScenarioOptions {
   /** The scenario's name (a DNS-1123 label). */
   readonly name: string;
@@ -75,7 +92,7 @@ export interface CounterexampleScenarioOptions {
  * }
  * ```
  */
-export function scenarioFromCounterexample(c: Counterexample, opts: CounterexampleScenarioOptions): ScenarioFile {
+export function scenarioFromCounterexample(c: CounterexampleLike, opts: CounterexampleScenarioOptions): ScenarioFile {
   const sig = c.expected.signature;
   const t = c.expected.timeMs;
   let expect: Expectation;

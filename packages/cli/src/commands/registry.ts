@@ -6,9 +6,9 @@
  */
 import { existsSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { CONTROLLERS } from '@netsim/controllers';
+import { CONTROLLERS, type FuzzProfile } from '@netsim/controllers';
 import type { ControllerRegistry, InvariantSource } from '@netsim/sim';
-import type { FuzzProfile, InvariantRegistry } from '@netsim/scenario';
+import type { InvariantRegistry } from '@netsim/scenario';
 import { userPath } from '../cwd.ts';
 import { UsageError, messageOf } from '../errors.ts';
 

@@ -9,7 +9,8 @@ import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'nod
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
-import { FUZZ_PROFILES, formatIssue, isScenarioError, loadScenarioFile, replay, type ReplayResult } from '@netsim/scenario';
+import { formatIssue, isScenarioError, loadScenarioFile, replay, type ReplayResult } from '@netsim/scenario';
+import { FUZZ_PROFILES } from '@netsim/controllers';
 import { isSimError, toJsonLines, type SimScenario } from '@netsim/sim';
 import { buildReport, renderHtml, renderIndex } from '@netsim/report';
 import { displayPath, invokedAs, userPath } from '../cwd.ts';

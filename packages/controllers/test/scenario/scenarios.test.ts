@@ -5,10 +5,10 @@
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CONTROLLERS } from '@netsim/controllers';
-import { loadScenarioFile, replay } from '../src/index.ts';
+import { CONTROLLERS } from '../../src/index.ts';
+import { loadScenarioFile, replay } from '@netsim/scenario';
 
-const dir = fileURLToPath(new URL('../../../scenarios/', import.meta.url));
+const dir = fileURLToPath(new URL('../../../../scenarios/', import.meta.url));
 const files = readdirSync(dir)
   .filter((f) => f.endsWith('.yaml'))
   .sort();

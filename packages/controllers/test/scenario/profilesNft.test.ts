@@ -4,8 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { checkProperty } from '@netsim/check';
-import { CONTROLLERS } from '@netsim/controllers';
-import { FUZZ_PROFILES, fuzzProfileFor, fuzzProperty, type FuzzProfile } from '../src/index.ts';
+import { CONTROLLERS, FUZZ_PROFILES, fuzzProfileFor, fuzzProperty, type FuzzProfile } from '../../src/index.ts';
 
 const profile = FUZZ_PROFILES['kube-proxy-nft'] as FuzzProfile;
 

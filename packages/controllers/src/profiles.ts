@@ -5,8 +5,7 @@
  */
 import { IPTABLES_FAULTS, POD_CHURN, RESTARTS, WATCH_FAULTS, controllerProperty, scenarioArbitrary, type ScenarioArbitraryOptions, type SimulationProperty } from '@netsim/check';
 import type { ControllerRegistry, JsonObject, PodSpec, PortSpec, ServiceSpec, SimScenario } from '@netsim/sim';
-import { BUILTIN_SPECS, buildInvariant, type InvariantRegistry } from './invariants.ts';
-import type { InvariantSpec } from './model.ts';
+import { BUILTIN_SPECS, buildInvariant, type InvariantRegistry, type InvariantSpec } from '@netsim/scenario';
 
 /** What to generate and check for one controller family. */
 export interface FuzzProfile {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CONTROLLERS } from '@netsim/controllers';
+import { CONTROLLERS } from '../../src/index.ts';
 import { isSimError, runScenario, story, toJsonLines, type SimScenario, type TimedAction } from '@netsim/sim';
 
 // Several agents on one node: the controller under test and others alongside it (kube-proxy
@@ -86,8 +86,8 @@ describe('agents alongside the controller under test', () => {
 
 describe('alongside in scenario files', () => {
   it('should read alongside and an action naming an agent, and write them back the same', async () => {
-    const { loadScenario, loadScenarioFile, serializeScenario } = await import('../src/index.ts');
-    const file = await loadScenarioFile(new URL('../../../scenarios/kube-proxy-beside-flannel.yaml', import.meta.url).pathname);
+    const { loadScenario, loadScenarioFile, serializeScenario } = await import('@netsim/scenario');
+    const file = await loadScenarioFile(new URL('../../../../scenarios/kube-proxy-beside-flannel.yaml', import.meta.url).pathname);
     expect(file.scenario.alongside).toEqual([{ name: 'kube-proxy:fixed' }]);
     expect(file.scenario.timeline.map((t) => t.action)).toEqual([
       { kind: 'agent.restart', node: 'node-1', agent: 'kube-proxy', downMs: 1000 },

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { checkProperty, scenarioArbitrary } from '@netsim/check';
-import { CONTROLLERS } from '@netsim/controllers';
-import { FUZZ_PROFILES, GENERIC_PROFILE, fuzzProfileFor, fuzzProperty, type FuzzProfile } from '../src/index.ts';
+import { CONTROLLERS, FUZZ_PROFILES, GENERIC_PROFILE, fuzzProfileFor, fuzzProperty, type FuzzProfile } from '../../src/index.ts';
 
 const npl = FUZZ_PROFILES['npl'] as FuzzProfile;
 const kubeProxy = FUZZ_PROFILES['kube-proxy'] as FuzzProfile;
