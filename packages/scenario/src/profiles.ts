@@ -135,6 +135,9 @@ export const SWARM_KINDS = [
   'relist-storm',
   'iptables-outage',
   'failing-start',
+  'service-edit',
+  'failed-sync',
+  'drain',
 ] as const;
 
 /**
