@@ -37,10 +37,10 @@ function pod(name: string, node: string, ports: PodSpec['ports'], extra: Partial
   return { name, node, labels: { app: 'web', 'statefulset.kubernetes.io/pod-name': name }, ports, ...extra };
 }
 
-function scenario(controller: string, nodes: number, services: ServiceSpec[], pods: PodSpec[], timeline: TimedAction[], options?: { readonly syncPeriodMs: number }): SimScenario {
+function scenario(controller: string, nodes: number, services: ServiceSpec[], pods: PodSpec[], timeline: TimedAction[], options?: { readonly syncPeriodMs: number }, seed = 7): SimScenario {
   return {
     format: SIM_SCENARIO_FORMAT,
-    seed: 7,
+    seed,
     cluster: { nodes: Array.from({ length: nodes }, (_, i) => ({ name: `node-${i + 1}` })), services, pods },
     controller: options !== undefined ? { name: controller, options } : { name: controller },
     timeline,
@@ -100,6 +100,14 @@ describe('closing histories: the oracles judge the state a controller leaves aft
   it("drain of a node whose last endpoint keeps serving while it terminates: Local traffic there still reaches it (kube-proxy:fixed silent, kube-proxy:terminating-endpoints-ignored caught)", async () => {
     expect(await verdict(drain('kube-proxy:fixed', 2))).toBe('ok');
     expect(await verdict(drain('kube-proxy:terminating-endpoints-ignored', 2))).toMatch(/^datapath probes succeed: an external client \(192\.0\.2\.2\) cannot reach Service default\/web-local \(externalTrafficPolicy Local\) at 192\.0\.2\.12:30081\/TCP/);
+  }, TIMEOUT_MS);
+
+  it('drain with UDP flows already going to the draining Pod: they may keep reaching it while it serves, and the settle time starts again when it goes (kube-proxy:fixed silent)', async () => {
+    const s = scenario('kube-proxy:fixed', 2, PROXY_SERVICES.map((x) => (x.name === 'web-local' ? { ...x, ports: [...x.ports, { name: 'dns', port: 53, targetPort: 5353, protocol: 'UDP' as const, nodePort: 30054 }] } : x)), [pod('stable-0', 'node-1', PROXY_PORTS), pod('web-2', 'node-2', PROXY_PORTS), pod('web-0', 'node-2', PROXY_PORTS)], [
+      { atMs: 0, action: { kind: 'pod.create', pod: pod('web-3', 'node-1', PROXY_PORTS, { terminationGracePeriodSeconds: 10, preStopSleepSeconds: 6 }) } },
+      { atMs: 1500, action: { kind: 'node.drain', node: 'node-1' } },
+    ], { syncPeriodMs: 5000 }, 0);
+    expect(await verdict(s)).toBe('ok');
   }, TIMEOUT_MS);
 
   it('drain of the only node: every endpoint terminates, and Cluster traffic still reaches the serving one (kube-proxy:fixed silent, the variant caught)', async () => {
