@@ -23,7 +23,7 @@ import {
   type SwarmConfig,
   type TimedAction,
 } from '@netsim/sim';
-import { ACTION_GENERATORS, generatableFeatures, historyShapeArbitrary, isHistoryShape, podSpecArbitrary, type GeneratorContext, type SwarmFeature } from './generators.ts';
+import { ACTION_GENERATORS, CLOSING_SHAPES, closeTimeline, generatableFeatures, historyShapeArbitrary, isHistoryShape, podSpecArbitrary, shapeApplies, type GeneratorContext, type SwarmFeature } from './generators.ts';
 
 /** Shape of the clusters to generate. */
 export interface ClusterArbitraryOptions {
@@ -172,15 +172,22 @@ export function timelineArbitrary(
     const action = actionArbitrary(kinds, nodes, actionOpts);
     return fc.array(fc.record({ atMs: fc.integer({ min: start, max: end }), action }), { maxLength }).map((xs) => [...xs].sort((a, b) => a.atMs - b.atMs));
   }
-  // With composite histories, each entry is one or more timed actions.
-  const entries: { arbitrary: fc.Arbitrary<TimedAction[]>; weight: number }[] = [];
+  // With composite histories, each entry is one or more timed actions; a closing shape ends the
+  // history (see CLOSING_SHAPES in generators.ts).
+  type Entry = { readonly actions: TimedAction[]; readonly closing: boolean };
+  const entries: { arbitrary: fc.Arbitrary<Entry>; weight: number }[] = [];
   if (kinds.length > 0) {
     const action = actionArbitrary(kinds, nodes, actionOpts);
     const weight = kinds.reduce((sum, k) => sum + (opts.weights?.[k] ?? 1), 0);
-    entries.push({ arbitrary: fc.record({ atMs: fc.integer({ min: start, max: end }), action }).map((t) => [t]), weight });
+    entries.push({ arbitrary: fc.record({ atMs: fc.integer({ min: start, max: end }), action }).map((t) => ({ actions: [t], closing: false })), weight });
   }
-  for (const shape of shapes) entries.push({ arbitrary: historyShapeArbitrary(shape, c, start, end), weight: opts.weights?.[shape] ?? 1 });
-  return fc.array(fc.oneof(...entries), { maxLength }).map((xs) => xs.flat().sort((a, b) => a.atMs - b.atMs));
+  for (const shape of shapes) {
+    if (!shapeApplies(shape, c)) continue;
+    const closing = CLOSING_SHAPES.includes(shape);
+    entries.push({ arbitrary: historyShapeArbitrary(shape, c, start, end).map((actions) => ({ actions, closing })), weight: opts.weights?.[shape] ?? 1 });
+  }
+  if (entries.length === 0) return fc.constant([]);
+  return fc.array(fc.oneof(...entries), { maxLength }).map((xs) => closeTimeline(xs, start, end));
 }
 
 /**

@@ -37,8 +37,30 @@ export interface GeneratorContext {
  * `failing-start` (a node reboots, or its agent crashes, and the first iptables commands of the
  * new process fail: a bootstrap that must be retried).
  */
-export const HISTORY_SHAPES = ['blind-churn', 'graceful-delete', 'relist-storm', 'iptables-outage', 'failing-start'] as const;
+export const HISTORY_SHAPES = ['blind-churn', 'graceful-delete', 'relist-storm', 'iptables-outage', 'failing-start', 'service-edit', 'failed-sync', 'drain'] as const;
 export type HistoryShape = (typeof HISTORY_SHAPES)[number];
+
+/**
+ * History shapes that close a history: nothing happens after them, so what the oracles judge
+ * once the settle time has passed is the state the controller leaves after that last change alone
+ * (a later Pod or Service change would make it sync again and hide a change it lost):
+ * `service-edit` (a Service's targetPort, ports or selector change, so the Pods and ports it
+ * selects change), `failed-sync` (the next iptables-restore of a node fails, or its next
+ * iptables commands, or every one for a while, just as a Pod change comes: the sync that carries
+ * the change fails), `drain` (a Pod that keeps serving while it
+ * terminates, a preStop hook sleeping, is created on a node and the node is drained: its Pods are
+ * evicted at once, the draining one the node's last endpoint for a while).
+ */
+export const CLOSING_SHAPES: readonly HistoryShape[] = ['service-edit', 'failed-sync', 'drain'];
+
+/**
+ * A closing shape starts at least this long before the end of the actions' window, so the quiet
+ * after it outlasts a retry period as well as the settle time that follows the window.
+ */
+export const CLOSING_QUIET_MS = 6000;
+
+/** The label a StatefulSet gives each of its Pods: a Service may select one Pod by it. */
+export const POD_NAME_LABEL = 'statefulset.kubernetes.io/pod-name';
 
 /** A feature a swarm may turn on: an action kind, or a history shape. */
 export type SwarmFeature = ActionKind | HistoryShape;
@@ -57,7 +79,7 @@ export function podSpecArbitrary(c: GeneratorContext): fc.Arbitrary<PodSpec> {
       node: fc.constantFrom(...c.nodes),
       ports: fc.uniqueArray(fc.constantFrom(...c.ports), { minLength: 1, maxLength: Math.min(c.maxPorts, c.ports.length), selector: (p) => `${p.port}/${p.protocol}` }),
     })
-    .map(({ index, node, ports }) => ({ name: `web-${index}`, node, labels: { ...c.labels }, ports: [...ports].sort((a, b) => a.port - b.port) }));
+    .map(({ index, node, ports }) => ({ name: `web-${index}`, node, labels: { ...c.labels, [POD_NAME_LABEL]: `web-${index}` }, ports: [...ports].sort((a, b) => a.port - b.port) }));
 }
 
 const podName = (c: GeneratorContext): fc.Arbitrary<string> => fc.integer({ min: 0, max: c.pool - 1 }).map((i) => `web-${i}`);
@@ -113,6 +135,26 @@ export function serviceChangeArbitrary(c: GeneratorContext, base: ServiceSpec): 
   return fc.array(fc.oneof(...changes), { minLength: 1, maxLength: 3 }).map((fs) => fs.reduce((s, f) => f(s), base));
 }
 
+/**
+ * A Service edit that changes where the Service sends traffic: a targetPort changed (to another
+ * of the Pods' ports, by number or name, or to a port they do not declare), a port removed (never
+ * the last), or the selector changed (to select nothing, every Pod, or one Pod by its
+ * StatefulSet name label), so the Pods and ports it selects change. One or two at once.
+ */
+export function serviceRetargetArbitrary(c: GeneratorContext, base: ServiceSpec): fc.Arbitrary<ServiceSpec> {
+  const targets: (number | string)[] = [...new Set([...c.ports.map((p) => p.port), ...c.ports.flatMap((p) => (p.name !== undefined ? [p.name] : [])), 9999])];
+  type Change = (s: ServiceSpec) => ServiceSpec;
+  const named = (ports: readonly ServicePortSpec[]): ServicePortSpec[] => (ports.length > 1 ? ports.map((p, i) => ({ ...p, name: p.name ?? `p${i}` })) : [...ports]);
+  const changes: fc.Arbitrary<Change>[] = [
+    fc.record({ i: fc.nat(), t: fc.constantFrom(...targets) }).map(({ i, t }): Change => (s) => ({ ...s, ports: s.ports.map((p, k) => (k === i % s.ports.length ? { ...p, targetPort: t } : p)) })),
+    fc.nat().map((i): Change => (s) => (s.ports.length < 2 ? s : { ...s, ports: named(s.ports.filter((_, k) => k !== i % s.ports.length)) })),
+    fc
+      .oneof(fc.constant({ app: 'other' }), fc.constant({ ...c.labels }), fc.integer({ min: 0, max: c.pool - 1 }).map((i) => ({ ...c.labels, [POD_NAME_LABEL]: `web-${i}` })))
+      .map((selector): Change => (s) => ({ ...s, selector })),
+  ];
+  return fc.array(fc.oneof(...changes), { minLength: 1, maxLength: 2 }).map((fs) => fs.reduce((s, f) => f(s), base));
+}
+
 /** The generators, by action kind. */
 export const ACTION_GENERATORS: { readonly [K in ActionKind]: Gen<K> } = {
   'pod.create': (c) => podSpecArbitrary(c).map((pod) => ({ kind: 'pod.create', pod })),
@@ -140,6 +182,7 @@ export const ACTION_GENERATORS: { readonly [K in ActionKind]: Gen<K> } = {
   'agent.crash': (c) => fc.record({ node: node(c), agent: agent(c), restartAfterMs: fc.integer({ min: 0, max: 5000 }) }).map(({ agent: a, ...r }) => ({ kind: 'agent.crash', ...r, ...(a !== undefined ? { agent: a } : {}) })),
   'agent.restart': (c) => fc.record({ node: node(c), agent: agent(c), downMs: fc.integer({ min: 0, max: 5000 }) }).map(({ agent: a, ...r }) => ({ kind: 'agent.restart', ...r, ...(a !== undefined ? { agent: a } : {}) })),
   'node.reboot': (c) => fc.record({ node: node(c), downMs: fc.integer({ min: 500, max: 5000 }) }).map((r) => ({ kind: 'node.reboot', ...r })),
+  'node.drain': (c) => node(c).map((n) => ({ kind: 'node.drain', node: n })),
   'watch.gap': (c) => fc.record({ node: maybeNode(c), durationMs: fc.integer({ min: 1, max: 5000 }) }).map(({ node: n, durationMs }) => ({ kind: 'watch.gap', durationMs, ...(n !== undefined ? { node: n } : {}) })),
   'watch.reset': (c) => maybeNode(c).map((n) => ({ kind: 'watch.reset', ...(n !== undefined ? { node: n } : {}) })),
   'watch.delay': (c) =>
@@ -160,9 +203,28 @@ export const ACTION_GENERATORS: { readonly [K in ActionKind]: Gen<K> } = {
   'host.run': () => undefined,
 };
 
-/** Timed actions of a history shape, in [start, end]. */
+/** Whether a history shape has anything to act on in a context (`service-edit` needs a Service). */
+export function shapeApplies(shape: HistoryShape, c: GeneratorContext): boolean {
+  return shape !== 'service-edit' || c.services.length > 0;
+}
+
+/** The Pod changes a failed sync may carry: a Pod deleted, created, recreated, or the workload scaled. */
+function podChangeArbitrary(c: GeneratorContext): fc.Arbitrary<Action> {
+  return fc.oneof(
+    ACTION_GENERATORS['pod.delete'](c) as fc.Arbitrary<Action>,
+    ACTION_GENERATORS['pod.create'](c) as fc.Arbitrary<Action>,
+    ACTION_GENERATORS['pod.recreate'](c) as fc.Arbitrary<Action>,
+    ACTION_GENERATORS['workload.scale'](c) as fc.Arbitrary<Action>,
+  );
+}
+
+/**
+ * Timed actions of a history shape, in [start, end] (a closing shape, see {@link CLOSING_SHAPES},
+ * starts by `end - CLOSING_QUIET_MS`).
+ */
 export function historyShapeArbitrary(shape: HistoryShape, c: GeneratorContext, start: number, end: number): fc.Arbitrary<TimedAction[]> {
   const at = fc.integer({ min: start, max: end });
+  const closingAt = fc.integer({ min: start, max: Math.max(start, end - CLOSING_QUIET_MS) });
   const one = (action: fc.Arbitrary<Action>): fc.Arbitrary<TimedAction[]> => fc.record({ atMs: at, action }).map((t) => [t]);
   switch (shape) {
     case 'blind-churn':
@@ -182,7 +244,61 @@ export function historyShapeArbitrary(shape: HistoryShape, c: GeneratorContext, 
         ]);
     case 'iptables-outage':
       return one(fc.record({ node: node(c), durationMs: fc.integer({ min: 200, max: 4000 }) }).map((r): Action => ({ kind: 'iptables.fail', ...r })));
+    case 'service-edit': {
+      const base = c.services.length === 0 ? undefined : fc.constantFrom(...c.services);
+      if (base === undefined) return fc.constant([]);
+      return fc
+        .record({ atMs: closingAt, service: base.chain((s) => serviceRetargetArbitrary(c, s)) })
+        .map(({ atMs, service }): TimedAction[] => [{ atMs, action: { kind: 'service.update', service } }]);
+    }
+    case 'failed-sync': {
+      // The next iptables-restore fails, or the next few iptables commands, or every one for a while.
+      const fault = fc.oneof(
+        fc.integer({ min: 1, max: 10 }).map((line) => (n: string): Action => ({ kind: 'iptables.restore-fail', node: n, line })),
+        fc.integer({ min: 1, max: 3 }).map((count) => (n: string): Action => ({ kind: 'iptables.fail', node: n, count })),
+        // Long enough to cover a new Pod's start (its sandbox, then Ready): every sync of it fails.
+        fc.integer({ min: 1000, max: 3000 }).map((durationMs) => (n: string): Action => ({ kind: 'iptables.fail', node: n, durationMs })),
+      );
+      return fc
+        .record({ atMs: closingAt, node: node(c), fault, afterMs: fc.integer({ min: 0, max: 500 }), change: podChangeArbitrary(c) })
+        .map(({ atMs, node: n, fault: f, afterMs, change }): TimedAction[] => {
+          // The node the change lands on, when the change says (a created Pod's, a scaled workload's first).
+          const on = change.kind === 'pod.create' ? change.pod.node : change.kind === 'workload.scale' ? (change.nodes[0] ?? n) : n;
+          return [
+            { atMs, action: f(on) },
+            { atMs: atMs + afterMs, action: change },
+          ];
+        });
+    }
+    case 'drain':
+      return drainArbitrary(c, start, end);
   }
+}
+
+/**
+ * `drain`: a Pod whose preStop hook sleeps (it keeps serving for a while after a delete) is
+ * created on a node, becomes Ready, and the node is drained: the node's other Pods go at once,
+ * and the draining Pod is the node's last endpoint, serving and terminating, for longer than the
+ * settle time. A closing shape: the probes judge that window.
+ */
+export function drainArbitrary(c: GeneratorContext, start: number, end: number): fc.Arbitrary<TimedAction[]> {
+  return fc
+    .record({
+      atMs: fc.integer({ min: start, max: Math.max(start, end - CLOSING_QUIET_MS) }),
+      pod: podSpecArbitrary(c),
+      sleep: fc.constantFrom(6, 10),
+      grace: fc.constantFrom(10, 30),
+      readyAfterMs: fc.integer({ min: 1500, max: 3000 }),
+    })
+    .map(({ atMs, pod, sleep, grace, readyAfterMs }): TimedAction[] => {
+      // A name outside the pool: no churn names it, so it is created with its hook.
+      const name = `web-${c.pool}`;
+      const draining: PodSpec = { ...pod, name, labels: { ...c.labels, [POD_NAME_LABEL]: name }, terminationGracePeriodSeconds: grace, preStopSleepSeconds: sleep };
+      return [
+        { atMs, action: { kind: 'pod.create', pod: draining } },
+        { atMs: atMs + readyAfterMs, action: { kind: 'node.drain', node: pod.node } },
+      ];
+    });
 }
 
 /**
@@ -207,5 +323,23 @@ export function blindChurnArbitrary(c: GeneratorContext, start: number, end: num
 
 /** Every feature that has a generator in a context (a swarm draws among these). */
 export function generatableFeatures(c: GeneratorContext, among: readonly SwarmFeature[]): SwarmFeature[] {
-  return among.filter((f) => isHistoryShape(f) || ACTION_GENERATORS[f](c) !== undefined);
+  return among.filter((f) => (isHistoryShape(f) ? shapeApplies(f, c) : ACTION_GENERATORS[f](c) !== undefined));
+}
+
+/**
+ * Closes a timeline (see {@link CLOSING_SHAPES}): the first closing entry's actions end it, and
+ * every other action at or after its start moves before it (times scaled into [start, its start),
+ * in order). Entries are each one or more timed actions, with whether they close.
+ */
+export function closeTimeline(entries: readonly { readonly actions: readonly TimedAction[]; readonly closing: boolean }[], start: number, end: number): TimedAction[] {
+  const last = entries.find((e) => e.closing && e.actions.length > 0);
+  if (last === undefined) return entries.flatMap((e) => e.actions).sort((a, b) => a.atMs - b.atMs);
+  const t0 = Math.min(...last.actions.map((a) => a.atMs));
+  const span = end - start + 1;
+  const others = entries
+    .filter((e) => e !== last)
+    .flatMap((e) => e.actions)
+    .map((a) => (a.atMs < t0 ? a : { ...a, atMs: start + Math.floor(((a.atMs - start) * (t0 - start)) / span) }))
+    .sort((a, b) => a.atMs - b.atMs);
+  return [...others, ...[...last.actions].sort((a, b) => a.atMs - b.atMs)];
 }

@@ -35,7 +35,26 @@ export {
   type ScenarioArbitraryOptions,
   type TimelineArbitraryOptions,
 } from './arbitraries.ts';
-export { ACTION_GENERATORS, HISTORY_SHAPES, blindChurnArbitrary, generatableFeatures, historyShapeArbitrary, isHistoryShape, podSpecArbitrary, serviceChangeArbitrary, type GeneratorContext, type HistoryShape, type SwarmFeature } from './generators.ts';
+export {
+  ACTION_GENERATORS,
+  CLOSING_QUIET_MS,
+  CLOSING_SHAPES,
+  HISTORY_SHAPES,
+  POD_NAME_LABEL,
+  blindChurnArbitrary,
+  closeTimeline,
+  drainArbitrary,
+  generatableFeatures,
+  historyShapeArbitrary,
+  isHistoryShape,
+  podSpecArbitrary,
+  serviceChangeArbitrary,
+  serviceRetargetArbitrary,
+  shapeApplies,
+  type GeneratorContext,
+  type HistoryShape,
+  type SwarmFeature,
+} from './generators.ts';
 export {
   COUNTEREXAMPLE_FORMAT,
   controllerProperty,

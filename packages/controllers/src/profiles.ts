@@ -134,6 +134,9 @@ export const SWARM_KINDS = [
   'relist-storm',
   'iptables-outage',
   'failing-start',
+  'service-edit',
+  'failed-sync',
+  'drain',
 ] as const;
 
 /**

@@ -552,6 +552,7 @@ export class ApiServer {
         validateProtocol(`spec.containers[${i}].ports[${j}].protocol`, protocol, errs);
         return p.name === undefined ? { containerPort: p.containerPort, protocol } : { name: p.name, containerPort: p.containerPort, protocol };
       }),
+      ...(c.lifecycle?.preStop?.sleep !== undefined ? { lifecycle: { preStop: { sleep: { seconds: c.lifecycle.preStop.sleep.seconds } } } } : {}),
     }));
     if (containers.length === 0) errs.push({ field: 'spec.containers', type: 'Required value' });
     const seen = new Set<string>();
@@ -562,6 +563,11 @@ export class ApiServer {
     });
     const grace = input.spec.terminationGracePeriodSeconds ?? 30;
     if (!Number.isInteger(grace) || grace < 0) errs.push({ field: 'spec.terminationGracePeriodSeconds', type: 'Invalid value', value: grace, detail: 'must be greater than or equal to 0' });
+    // The sleep action's bound (with AllowPodLifecycleSleepActionZeroValue, on by default): it must fit the grace period.
+    containers.forEach((c, i) => {
+      const sleep = c.lifecycle?.preStop?.sleep?.seconds;
+      if (sleep !== undefined && (!Number.isInteger(sleep) || sleep < 0 || sleep > grace)) errs.push({ field: `spec.containers[${i}].lifecycle.preStop.sleep.seconds`, type: 'Invalid value', value: sleep, detail: `must be non-negative and less than terminationGracePeriodSeconds (${grace})` });
+    });
     if (errs.length > 0) throw invalidError('Pod', meta.name, errs);
     const nodeName = input.spec.nodeName;
     const bound = nodeName !== undefined && nodeName !== '';
@@ -850,7 +856,11 @@ function candidateKeys(st: KindState, kind: Kind, sel: Selector): readonly strin
 function normalizePodSpec(s: Pod['spec']): Pod['spec'] {
   return {
     ...(s.nodeName !== undefined && s.nodeName !== '' ? { nodeName: s.nodeName } : {}),
-    containers: s.containers.map((c) => ({ name: c.name, ports: (c.ports ?? []).map((p) => (p.name === undefined ? { containerPort: p.containerPort, protocol: p.protocol ?? 'TCP' } : { name: p.name, containerPort: p.containerPort, protocol: p.protocol ?? 'TCP' })) })),
+    containers: s.containers.map((c) => ({
+      name: c.name,
+      ports: (c.ports ?? []).map((p) => (p.name === undefined ? { containerPort: p.containerPort, protocol: p.protocol ?? 'TCP' } : { name: p.name, containerPort: p.containerPort, protocol: p.protocol ?? 'TCP' })),
+      ...(c.lifecycle?.preStop?.sleep !== undefined ? { lifecycle: { preStop: { sleep: { seconds: c.lifecycle.preStop.sleep.seconds } } } } : {}),
+    })),
     terminationGracePeriodSeconds: s.terminationGracePeriodSeconds,
     hostNetwork: s.hostNetwork,
   };

@@ -6,9 +6,10 @@
  *    IP from the node's podCIDR (see `NodeIpam`); status becomes Running with podIP/podIPs and
  *    hostIP, not yet Ready.
  * 2. `kube.kubelet.ready` (after `readyDelayMs`): the readiness probe passes; Ready=True.
- * 3. On a graceful delete, `kube.kubelet.terminate` (after `terminationDelayMs`, at most the grace
- *    period): containers stopped, the sandbox torn down and its IP released, status
- *    Ready=False and phase Succeeded.
+ * 3. On a graceful delete, `kube.kubelet.terminate` (after the longest `preStop` sleep of its
+ *    containers plus `terminationDelayMs`, at most the grace period): containers stopped, the
+ *    sandbox torn down and its IP released, status Ready=False and phase Succeeded. Until then the
+ *    Pod keeps running and stays Ready (its endpoints serving and terminating).
  * 4. `kube.kubelet.remove` (after `removeDelayMs`): the kubelet deletes the Pod with grace 0 and a
  *    uid precondition, which removes it from the API.
  *
@@ -162,8 +163,10 @@ export class Kubelet {
     if (pod.metadata.deletionTimestamp !== undefined && t.state !== 'terminating' && t.state !== 'completed') {
       t.state = 'terminating';
       const graceMs = (pod.metadata.deletionGracePeriodSeconds ?? 0) * 1000;
+      // The preStop hooks run first (a sleep keeps the container serving), then the containers stop.
+      const preStopMs = Math.max(0, ...pod.spec.containers.map((c) => (c.lifecycle?.preStop?.sleep?.seconds ?? 0) * 1000));
       const tt = t;
-      this.later(Math.min(this.terminationDelayMs, graceMs), 'kube.kubelet.terminate', () => this.terminate(tt));
+      this.later(Math.min(preStopMs + this.terminationDelayMs, graceMs), 'kube.kubelet.terminate', () => this.terminate(tt));
     }
   }
 

@@ -39,6 +39,8 @@ export interface ContainerPort {
 export interface Container {
   readonly name: string;
   readonly ports: readonly ContainerPort[];
+  /** A `preStop` hook that sleeps (the `sleep` action): the container keeps running, and serving, for that long after a delete. */
+  readonly lifecycle?: { readonly preStop?: { readonly sleep?: { readonly seconds: number } } };
 }
 
 export interface PodSpec {
@@ -173,7 +175,11 @@ export interface PodInput {
   readonly metadata: ObjectMetaInput;
   readonly spec: {
     readonly nodeName?: string;
-    readonly containers: readonly { readonly name: string; readonly ports?: readonly { readonly name?: string; readonly containerPort: number; readonly protocol?: Protocol }[] }[];
+    readonly containers: readonly {
+      readonly name: string;
+      readonly ports?: readonly { readonly name?: string; readonly containerPort: number; readonly protocol?: Protocol }[];
+      readonly lifecycle?: { readonly preStop?: { readonly sleep?: { readonly seconds: number } } };
+    }[];
     readonly terminationGracePeriodSeconds?: number;
     readonly hostNetwork?: boolean;
   };

@@ -49,6 +49,38 @@ describe('kubelet: Pod lifecycle', () => {
     expect(api.find('Pod', 'default', 'web-0')).toBeUndefined();
   });
 
+  it('should keep a Pod running and Ready through its preStop sleep, then stop it (within the grace period)', () => {
+    const { api, sched } = cluster();
+    const sleeping = (name: string, seconds: number, grace: number) => {
+      const base = podInput(name, { nodeName: 'node-a', grace });
+      return { ...base, spec: { ...base.spec, containers: [{ name: 'main', lifecycle: { preStop: { sleep: { seconds } } } }] } };
+    };
+    api.create('Pod', sleeping('web-0', 5, 30));
+    api.create('Pod', sleeping('web-1', 3, 3));
+    sched.advance(5000);
+    api.delete('Pod', 'default', 'web-0');
+    api.delete('Pod', 'default', 'web-1');
+    sched.advance(4900);
+    const draining = api.get('Pod', 'default', 'web-0');
+    expect(draining.metadata.deletionTimestamp).toBeDefined();
+    expect(draining.status.phase).toBe('Running');
+    expect(isPodReady(draining)).toBe(true);
+    // web-1's sleep and stop do not fit its grace period: it is killed at 3 s.
+    expect(api.find('Pod', 'default', 'web-1')).toBeUndefined();
+    sched.advance(1000); // 5 s of sleep, then the 1 s the containers take to stop
+    expect(api.get('Pod', 'default', 'web-0').status.phase).toBe('Running');
+    sched.advance(200);
+    expect(api.find('Pod', 'default', 'web-0')).toBeUndefined();
+  });
+
+  it('should reject a preStop sleep longer than the grace period, as the API server does', () => {
+    const { api } = cluster();
+    const base = podInput('web-0', { nodeName: 'node-a', grace: 5 });
+    expect(() => api.create('Pod', { ...base, spec: { ...base.spec, containers: [{ name: 'main', lifecycle: { preStop: { sleep: { seconds: 6 } } } }] } })).toThrow(
+      'Pod "web-0" is invalid: spec.containers[0].lifecycle.preStop.sleep.seconds: Invalid value: 6: must be non-negative and less than terminationGracePeriodSeconds (5)',
+    );
+  });
+
   it.each([
     ['round-robin', '198.18.1.3'],
     ['lowest-free', '198.18.1.2'],

@@ -153,6 +153,9 @@ function pod(p: RawPod, base: readonly PathKey[]): ApiProblem[] {
   c.invalid(['node'], 'spec.nodeName', p.node, dns1123Subdomain(p.node));
   c.labels(['labels'], 'metadata.labels', p.labels);
   containerPorts(c, ['ports'], p.ports);
+  // A scenario's Pod has a grace period of 0 unless it says otherwise: a preStop sleep must fit it.
+  const grace = p.terminationGracePeriodSeconds ?? 0;
+  if (p.preStopSleepSeconds !== undefined && p.preStopSleepSeconds > grace) c.invalid(['preStopSleepSeconds'], 'spec.containers[0].lifecycle.preStop.sleep.seconds', p.preStopSleepSeconds, [`must be non-negative and less than terminationGracePeriodSeconds (${grace})`]);
   return c.problems;
 }
 

@@ -39,6 +39,7 @@ function pod(p: RawPod): PodSpec {
     ...(p.labels !== undefined ? { labels: { ...p.labels } } : {}),
     ports: p.ports.map(port),
     ...(p.terminationGracePeriodSeconds !== undefined ? { terminationGracePeriodSeconds: p.terminationGracePeriodSeconds } : {}),
+    ...(p.preStopSleepSeconds !== undefined ? { preStopSleepSeconds: p.preStopSleepSeconds } : {}),
   };
 }
 
@@ -50,6 +51,7 @@ function rawPod(p: PodSpec): RawPod {
     ...(p.labels !== undefined ? { labels: { ...p.labels } } : {}),
     ports: p.ports.map(rawPort),
     ...(p.terminationGracePeriodSeconds !== undefined ? { terminationGracePeriodSeconds: p.terminationGracePeriodSeconds } : {}),
+    ...(p.preStopSleepSeconds !== undefined ? { preStopSleepSeconds: p.preStopSleepSeconds } : {}),
   };
 }
 
@@ -107,6 +109,9 @@ function action(a: RawTimedAction): TimedAction {
       break;
     case 'node.reboot':
       act = { kind: a.do, node: a.node, downMs: ms(a.down) };
+      break;
+    case 'node.drain':
+      act = { kind: a.do, node: a.node, ...opt('graceSeconds', a.graceSeconds) };
       break;
     case 'informer.resync':
       act = { kind: a.do, ...opt('node', a.node) };
@@ -186,6 +191,8 @@ function rawAction(t: TimedAction): RawTimedAction {
       return { at, do: a.kind, name: a.name, ...opt('namespace', a.namespace), phase: a.phase };
     case 'node.reboot':
       return { at, do: a.kind, node: a.node, down: d(a.downMs) };
+    case 'node.drain':
+      return { at, do: a.kind, node: a.node, ...opt('graceSeconds', a.graceSeconds) };
     case 'informer.resync':
       return { at, do: a.kind, ...opt('node', a.node) };
     case 'handlers.slow':

@@ -56,6 +56,7 @@ const Pod = obj({
   labels: v.optional(stringMap()),
   ports: v.array(ContainerPort, 'expected a list of ports'),
   terminationGracePeriodSeconds: v.optional(int(0, 86_400, 'a whole number of seconds')),
+  preStopSleepSeconds: v.optional(int(0, 86_400, 'a whole number of seconds')),
 });
 
 /** A container port name, as Kubernetes' IANA_SVC_NAME: at most 15 lower-case letters, digits and "-". */
@@ -157,6 +158,7 @@ const TimedAction = v.variant(
     obj({ at: at(), do: v.literal('agent.crash'), node: nodeRef(), agent: v.optional(agentRef()), restartAfter: duration() }),
     obj({ at: at(), do: v.literal('agent.restart'), node: nodeRef(), agent: v.optional(agentRef()), grace: v.optional(duration()), down: duration() }),
     obj({ at: at(), do: v.literal('node.reboot'), node: nodeRef(), down: duration() }),
+    obj({ at: at(), do: v.literal('node.drain'), node: nodeRef(), graceSeconds: v.optional(int(0, 86_400, 'a whole number of seconds')) }),
     obj({ at: at(), do: v.literal('watch.gap'), node: v.optional(nodeRef()), duration: duration() }),
     obj({ at: at(), do: v.literal('watch.reset'), node: v.optional(nodeRef()), count: v.optional(int(1, 1000, 'a count from 1 to 1000')), every: v.optional(duration()) }),
     obj({ at: at(), do: v.literal('watch.delay'), node: v.optional(nodeRef()), delay: duration(), duration: duration() }),

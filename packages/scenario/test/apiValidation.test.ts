@@ -89,6 +89,16 @@ describe('load-time validation of what the API server would refuse', () => {
     ]);
   });
 
+  it('should refuse a preStop sleep longer than the Pod grace period (0 unless given), and accept one that fits', () => {
+    const svc = '{ name: web, selector: { app: web }, ports: [{ port: 80 }] }';
+    expect(() => loadScenario(scenario(svc, '{ name: web-0, node: node-1, ports: [8080], terminationGracePeriodSeconds: 30, preStopSleepSeconds: 30 }'), { file: FILE })).not.toThrow();
+    const timeline = 'timeline:\n  - { at: 1s, do: pod.create, pod: { name: web-1, node: node-1, ports: [8080], preStopSleepSeconds: 5 } }\n';
+    expect(lines(scenario(svc, '{ name: web-0, node: node-1, ports: [8080], terminationGracePeriodSeconds: 10, preStopSleepSeconds: 11 }', timeline))).toEqual([
+      `${FILE}:12:107: cluster.pods[0].preStopSleepSeconds: Pod "web-0" is invalid: spec.containers[0].lifecycle.preStop.sleep.seconds: Invalid value: 11: must be non-negative and less than terminationGracePeriodSeconds (10)`,
+      `${FILE}:15:101: timeline[0].pod.preStopSleepSeconds: Pod "web-1" is invalid: spec.containers[0].lifecycle.preStop.sleep.seconds: Invalid value: 5: must be non-negative and less than terminationGracePeriodSeconds (0)`,
+    ]);
+  });
+
   it('should refuse bad label keys and values, selectors, and externalTrafficPolicy on a ClusterIP Service', () => {
     expect(lines(scenario('{ name: web, selector: { app: web }, externalTrafficPolicy: Local, ports: [{ port: 80 }] }', '{ name: web-0, node: node-1, ports: [8080], labels: { "-app": "we b" } }'))).toEqual([
       `${FILE}:10:67: cluster.services[0].externalTrafficPolicy: Service "web" is invalid: spec.externalTrafficPolicy: Invalid value: "Local": may only be set for externally-accessible services`,

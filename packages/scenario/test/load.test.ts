@@ -83,7 +83,7 @@ describe('loadScenario', () => {
 
   it('should list the actions that fit when an action is unknown', () => {
     expect(errorOf(valid.replace('do: pod.delete', 'do: pod.explode')).message).toBe(
-      'scenarios/x.yaml:13:19: timeline[0].do: expected one of: pod.create, pod.delete, pod.recreate, pod.complete, workload.scale, service.create, service.update, service.delete, agent.crash, agent.restart, node.reboot, watch.gap, watch.reset, watch.delay, informer.resync, handlers.slow, iptables.lock, iptables.fail, iptables.restore-fail, iptables.slow, sysctl.set, link.set, addr.add, addr.del, route.add, route.del, host.run, got "pod.explode"',
+      'scenarios/x.yaml:13:19: timeline[0].do: expected one of: pod.create, pod.delete, pod.recreate, pod.complete, workload.scale, service.create, service.update, service.delete, agent.crash, agent.restart, node.reboot, node.drain, watch.gap, watch.reset, watch.delay, informer.resync, handlers.slow, iptables.lock, iptables.fail, iptables.restore-fail, iptables.slow, sysctl.set, link.set, addr.add, addr.del, route.add, route.del, host.run, got "pod.explode"',
     );
   });
 

@@ -102,7 +102,7 @@ const fileArb: fc.Arbitrary<ScenarioFile> = fc
     scenario: scenarioArbitrary({
       controller: { name: 'npl:faulty', options: { portRange: '61000-62000', workers: 2 } },
       cluster: { nodes: { min: 1, max: 3 }, services: [web], queueModes: ['DeltaFIFO', 'RealFIFO', 'AtomicFIFO'], ipamPolicies: ['round-robin', 'lowest-free'], nodeCidrMaskSize: 28 },
-      timeline: { kinds: ['workload.scale', ...POD_CHURN, ...WATCH_FAULTS, ...RESTARTS, ...IPTABLES_FAULTS, 'service.create', 'service.update', 'service.delete'], serviceVariants: [web, { ...web, name: 'db', externalTrafficPolicy: 'Cluster' }] },
+      timeline: { kinds: ['workload.scale', ...POD_CHURN, ...WATCH_FAULTS, ...RESTARTS, ...IPTABLES_FAULTS, 'service.create', 'service.update', 'service.delete', 'drain', 'service-edit'], serviceVariants: [web, { ...web, name: 'db', externalTrafficPolicy: 'Cluster' }] },
       probes: [{ kind: 'npl-health', everyMs: 500 }, { kind: 'npl-health', everyMs: 700, annotation: 'example.com/npl' }, { kind: 'pod-egress', everyMs: 1500 }, { kind: 'nodeport-health', service: 'web', everyMs: 1000 }],
       schedule: 'path',
     }).chain((x) => fc.oneof(fc.constant(x), withNetwork(x), withNodeController(x))),

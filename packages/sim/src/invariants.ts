@@ -60,8 +60,8 @@ export function settled(
   opts: {
     readonly settleMs?: number;
     /**
-     * The problems depend only on the Pods and the nodes' rules (iptables and nftables): recompute them only when one of
-     * those changed (both are immutable, so identity tells). Most steps change neither.
+     * The problems depend only on the Pods, the Services and the nodes' rules (iptables and nftables): recompute them
+     * only when one of those changed (all are immutable, so identity tells). Most steps change none.
      */
     readonly dependsOnPodsAndRulesOnly?: boolean;
   } = {},
@@ -69,6 +69,7 @@ export function settled(
   return () => {
     const since = new Map<string, number>();
     let memoPods: unknown = undefined;
+    let memoServices: unknown = undefined;
     let memoRules: unknown[] = [];
     let memo: readonly Problem[] = [];
     // A method, not a named arrow: some TypeScript runners (tsx's keepNames) pay a defineProperty
@@ -79,13 +80,15 @@ export function settled(
         const pods = view.pods();
         const nodes = view.nodes;
         // The iptables and the nftables rulesets of each node, in turn.
-        let same = pods === memoPods && nodes.length * 2 === memoRules.length;
+        const services = view.services();
+        let same = pods === memoPods && services === memoServices && nodes.length * 2 === memoRules.length;
         for (let i = 0; same && i < nodes.length; i++) {
           const name = (nodes[i] as { readonly name: string }).name;
           same = view.ruleset(name) === memoRules[2 * i] && view.nftRuleset?.(name) === memoRules[2 * i + 1];
         }
         if (same) return memo;
         memoPods = pods;
+        memoServices = services;
         memoRules = nodes.flatMap((n) => [view.ruleset(n.name), view.nftRuleset?.(n.name)]);
         memo = problems(view);
         return memo;

@@ -31,6 +31,12 @@ export interface PodSpec {
   readonly ports: readonly PortSpec[];
   /** Seconds of graceful termination on delete (default 0 in scenarios: churn is fast). */
   readonly terminationGracePeriodSeconds?: number;
+  /**
+   * A `preStop` hook that sleeps this many seconds (at most the grace period): on a graceful
+   * delete the Pod keeps running and serving that long, its endpoints terminating, before its
+   * containers stop.
+   */
+  readonly preStopSleepSeconds?: number;
 }
 
 export interface ServicePortSpec {
@@ -169,6 +175,8 @@ export type Action =
   | { readonly kind: 'agent.restart'; readonly node: string; readonly agent?: string; readonly graceMs?: number; readonly downMs: number }
   /** `node` reboots: its rules and conntrack are lost at once, its agents die and start again `downMs` later. */
   | { readonly kind: 'node.reboot'; readonly node: string; readonly downMs: number }
+  /** `node` is drained (`kubectl drain`): each of its Pods is evicted with its own grace period, or `graceSeconds`. */
+  | { readonly kind: 'node.drain'; readonly node: string; readonly graceSeconds?: number }
   /** The watches of the agents' informers (on `node`, or everywhere) lose every event for `durationMs`, then relist. */
   | { readonly kind: 'watch.gap'; readonly node?: string; readonly durationMs: number }
   /** The watches break now with 410 Gone: the informers relist after their backoff; with `count` > 1, again every `everyMs` (a relist storm). */

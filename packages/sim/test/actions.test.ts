@@ -110,6 +110,29 @@ describe('node.reboot', () => {
   });
 });
 
+describe('node.drain', () => {
+  it("should evict every Pod of the node, each with its grace period: one whose preStop hook sleeps keeps serving meanwhile, its endpoints serving and terminating", async () => {
+    const world = new World({ seed: 5, cluster: { nodes: [{ name: 'node-1' }, { name: 'node-2' }], services: [{ name: 'web', selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8080, protocol: 'TCP' }] }] }, controller: annotator() });
+    world.at(0, pod('web-0'));
+    world.at(0, pod('web-1', 'node-2'));
+    world.at(0, { kind: 'pod.create', pod: { name: 'web-2', node: 'node-1', labels: { app: 'web' }, ports: [{ port: 8080, protocol: 'TCP' }], terminationGracePeriodSeconds: 30, preStopSleepSeconds: 6 } });
+    world.at(2000, { kind: 'node.drain', node: 'node-1' });
+    await world.run(5000);
+    // web-0 (grace 0) is gone, web-1 on the other node untouched, web-2 still running through its hook.
+    expect(world.api.find('Pod', 'default', 'web-0')).toBeUndefined();
+    expect(world.api.get('Pod', 'default', 'web-1').metadata.deletionTimestamp).toBeUndefined();
+    const draining = world.api.get('Pod', 'default', 'web-2');
+    expect(draining.metadata.deletionTimestamp).toBeDefined();
+    expect(draining.status.phase).toBe('Running');
+    const eps = world.api.list('EndpointSlice').items.flatMap((sl) => sl.endpoints);
+    expect(eps.find((e) => e.targetRef?.name === 'web-2')?.conditions).toEqual({ ready: false, serving: true, terminating: true });
+    // 6 s of sleep from t=2000, then 1 s to stop.
+    await world.run(9200);
+    expect(world.api.find('Pod', 'default', 'web-2')).toBeUndefined();
+    expect(story(world.events).join('\n')).toMatch(/node node-1 drained: 2 Pods evicted/);
+  });
+});
+
 describe('iptables.fail', () => {
   it('should fail every command for durationMs (persistent), then let the retry through', async () => {
     const world = new World({ seed: 4, cluster: { nodes: [{ name: 'node-1' }] }, controller: masq });

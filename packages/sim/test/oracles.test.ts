@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { World, agentsStayLive, builtinInvariants, noDuplicateRulesAnywhere, ownedChainsStayProgrammed, publishedMappingsServed, reachableChains, staleDnatAnywhere, type Action, type Controller, type ControllerContext, type RunOutcome } from '../src/index.ts';
 import { freshRuleset, parseSave } from '@netsim/netfilter';
 import { portmap } from './fixtures/portmap.ts';
+import { toyProxy } from './fixtures/toyProxy.ts';
 
 const pod = (name: string, port = 8080): Action => ({ kind: 'pod.create', pod: { name, node: 'node-1', labels: { app: 'web' }, ports: [{ port, protocol: 'TCP' }] } });
 
@@ -32,6 +33,21 @@ describe('built-in oracles', () => {
   it('should catch a DNAT rule left behind in a chain of any name, naming the Pod that had the address', async () => {
     const { outcome } = await run(portmap({ keepGone: true }), [[500, pod('web-0')], [4000, { kind: 'pod.delete', name: 'web-0' }]]);
     expect(violated(outcome)).toMatch(/^no stale DNAT anywhere: DNAT tcp --dport 61000 → 198\.18\.\d+\.\d+:8080 in TOY-PORTMAP on node-1 is stale: 198\.18\.\d+\.\d+ was default\/web-0 \(uid [0-9a-f]{4}\) from t=\d+ms, and no Pod holds it now/);
+  });
+
+  it('should catch a Service proxy that keeps sending to a Pod port no selecting Service targets any more (targetPort or selector changed)', async () => {
+    const web = { name: 'web', selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' as const }] };
+    const twoPorts = (name: string): Action => ({ kind: 'pod.create', pod: { name, node: 'node-1', labels: { app: 'web', 'statefulset.kubernetes.io/pod-name': name }, ports: [{ port: 8080, protocol: 'TCP' }, { port: 8081, protocol: 'TCP', name: 'alt' }] } });
+    const retarget: Action = { kind: 'service.update', service: { ...web, ports: [{ name: 'http', port: 80, targetPort: 'alt', protocol: 'TCP' }] } };
+    const narrow: Action = { kind: 'service.update', service: { ...web, selector: { app: 'web', 'statefulset.kubernetes.io/pod-name': 'web-0' } } };
+    // The toy proxies node ports only: judged by "no stale DNAT" alone (its ClusterIPs would fail the probes).
+    const extra = { cluster: { nodes: [{ name: 'node-1' }], ipamPolicy: 'lowest-free' as const, services: [web] }, invariants: [staleDnatAnywhere()] };
+    for (const change of [retarget, narrow]) {
+      const timeline: [number, Action][] = [[0, twoPorts('web-0')], [0, twoPorts('web-1')], [3000, change]];
+      expect(violated((await run(toyProxy(), timeline, 10_000, extra)).outcome)).toBe('ok');
+      const flawed = violated((await run(toyProxy({ firstSpecOnly: true }), timeline, 10_000, extra)).outcome);
+      expect(flawed).toMatch(change === retarget ? /^no stale DNAT anywhere: DNAT tcp --dport 31080 → 198\.18\.0\.\d:8080 in TOY-SVC on node-1 is stale: .* belongs to default\/web-\d .*, and no Service selecting it targets port 8080\/TCP \(8081\/TCP\)/ : /^no stale DNAT anywhere: DNAT tcp --dport 31080 → 198\.18\.0\.\d:8080 in TOY-SVC on node-1 is stale: .* belongs to default\/web-1 .*, and no Service selecting it targets port 8080\/TCP \(none selects it\)/);
+    }
   });
 
   it('should catch a DNAT rule to a reused IP: the address belongs to another Pod than the one the port was published for', async () => {

@@ -192,6 +192,7 @@ export function checkPodSpec(c: FieldChecker): void {
   c.labels('labels', { optional: true });
   c.list('ports', checkContainerPort);
   c.int('terminationGracePeriodSeconds', 0, 86_400, { optional: true });
+  c.int('preStopSleepSeconds', 0, 86_400, { optional: true });
 }
 
 /** A Service spec (`service.create`, `service.update`). */

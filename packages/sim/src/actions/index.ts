@@ -15,6 +15,7 @@ import { iptablesFail } from './iptablesFail.ts';
 import { iptablesLock } from './iptablesLock.ts';
 import { iptablesRestoreFail } from './iptablesRestoreFail.ts';
 import { iptablesSlow } from './iptablesSlow.ts';
+import { nodeDrain } from './nodeDrain.ts';
 import { nodeReboot } from './nodeReboot.ts';
 import { podComplete } from './podComplete.ts';
 import { podCreate } from './podCreate.ts';
@@ -45,6 +46,7 @@ export const ACTIONS: { readonly [K in ActionKind]: ActionModule<K> } = {
   'agent.crash': agentCrash,
   'agent.restart': agentRestart,
   'node.reboot': nodeReboot,
+  'node.drain': nodeDrain,
   'watch.gap': watchGap,
   'watch.reset': watchReset,
   'watch.delay': watchDelay,

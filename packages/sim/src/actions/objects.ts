@@ -13,7 +13,13 @@ export function podInput(p: PodSpec): PodInput {
     metadata: { name: p.name, namespace: p.namespace ?? DEFAULT_NAMESPACE, labels: { ...(p.labels ?? {}) } },
     spec: {
       nodeName: p.node,
-      containers: [{ name: 'main', ports: p.ports.map((x) => ({ containerPort: x.port, protocol: x.protocol, ...(x.name !== undefined ? { name: x.name } : {}) })) }],
+      containers: [
+        {
+          name: 'main',
+          ports: p.ports.map((x) => ({ containerPort: x.port, protocol: x.protocol, ...(x.name !== undefined ? { name: x.name } : {}) })),
+          ...(p.preStopSleepSeconds !== undefined ? { lifecycle: { preStop: { sleep: { seconds: p.preStopSleepSeconds } } } } : {}),
+        },
+      ],
       terminationGracePeriodSeconds: p.terminationGracePeriodSeconds ?? 0,
     },
   };
@@ -42,7 +48,13 @@ export function specOfPod(p: Pod): PodSpec {
     labels: p.metadata.labels,
     ports: p.spec.containers.flatMap((c) => c.ports.map((x) => ({ port: x.containerPort, protocol: x.protocol === 'UDP' ? ('UDP' as const) : ('TCP' as const), ...(x.name !== undefined ? { name: x.name } : {}) }))),
     terminationGracePeriodSeconds: p.spec.terminationGracePeriodSeconds,
+    ...preStopOf(p),
   };
+}
+
+function preStopOf(p: Pod): { readonly preStopSleepSeconds?: number } {
+  const s = p.spec.containers.flatMap((c) => (c.lifecycle?.preStop?.sleep !== undefined ? [c.lifecycle.preStop.sleep.seconds] : []));
+  return s.length > 0 ? { preStopSleepSeconds: Math.max(...s) } : {};
 }
 
 /** `8080/TCP,8081/UDP`: a Pod's ports in trace events. */

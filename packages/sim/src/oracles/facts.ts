@@ -19,9 +19,9 @@ export interface Publication {
 export interface ClusterFacts {
   /** The Pod holding each IP now (not completed; a live one before a terminating one). */
   readonly holders: ReadonlyMap<string, Pod>;
-  /** Publications per node, for the annotations that node's agents declare. */
+  /** Publications of live Pods per node, for the annotations that node's agents declare. */
   readonly publications: ReadonlyMap<string, readonly Publication[]>;
-  /** Who publishes `node|PROTO|nodePort`. */
+  /** Who publishes `node|PROTO|nodePort` (live Pods, and terminating ones still running). */
   readonly publishers: ReadonlyMap<string, readonly { readonly pod: Pod; readonly mapping: PublishedMapping }[]>;
   /**
    * The same for completed (Succeeded or Failed) Pods still in the API: agents such as Antrea's
@@ -33,6 +33,11 @@ export interface ClusterFacts {
 /** A Pod that ran and completed (Succeeded or Failed), its status still showing its last IP. */
 function isCompleted(p: Pod): boolean {
   return (p.status.phase === 'Succeeded' || p.status.phase === 'Failed') && p.status.podIP !== undefined && p.status.podIP !== '' && p.spec.hostNetwork !== true;
+}
+
+/** A Pod being deleted gracefully whose containers still run (a preStop hook, a slow shutdown): it holds its IP and serves. */
+export function isTerminatingRunning(p: Pod): boolean {
+  return p.metadata.deletionTimestamp !== undefined && p.status.phase === 'Running' && holdsIp(p);
 }
 
 /** A Pod that has an IP and is not done: Succeeded and Failed Pods have released theirs. */
@@ -79,7 +84,8 @@ export function factsMemo(): (view: WorldView) => ClusterFacts {
       if (decl.length > 0) {
         for (const p of pods) {
           const completed = isCompleted(p);
-          if (p.spec.nodeName !== node.name || (!isPodLive(p) && !completed)) continue;
+          const live = isPodLive(p);
+          if (p.spec.nodeName !== node.name || (!live && !completed && !isTerminatingRunning(p))) continue;
           for (const d of decl) {
             const text = p.metadata.annotations[d.key];
             if (text === undefined) continue;
@@ -90,7 +96,9 @@ export function factsMemo(): (view: WorldView) => ClusterFacts {
               m = safeParse(d, text);
               parsed.set(memoKey, m);
             }
-            if (!completed) list.push({ pod: p, key: d.key, mappings: m, text });
+            // A terminating Pod still running keeps its IP and may keep its mappings until it
+            // stops: they are its own (not stale), but whether they are served is not judged.
+            if (live) list.push({ pod: p, key: d.key, mappings: m, text });
             const into = completed ? completedPublishers : publishers;
             for (const mapping of m ?? []) {
               const k = `${node.name}|${mapping.protocol}|${mapping.nodePort}`;

@@ -13,7 +13,8 @@
  *   Cluster (any endpoint) and Local (the node's own endpoints with the client's source kept, or,
  *   with none, dropped). Endpoints follow kube-proxy's rules: the ready ones, else the serving
  *   terminating ones. UDP flows keep their source port from round to round, so a conntrack entry
- *   toward an endpoint that went away is noticed (kube-proxy must clear UDP conntrack).
+ *   toward an endpoint that went away is noticed (kube-proxy must clear UDP conntrack); a flow may
+ *   keep reaching an endpoint that drains (serving and terminating), whose flows kube-proxy keeps.
  * - **Published mappings** (annotations an agent declares): the node port reaches the Pod.
  *
  * A failure is a finding when every node it involves (where the packet enters, and the nodes of
@@ -221,6 +222,12 @@ function probesOf(w: ProbeWorld, flows: UdpFlows): Probe[] {
       // Every endpoint must answer on its port, or a failure could be the workload's, not the proxy's.
       if (eps.some((e) => e.pod === undefined || hostOf(e.pod) === undefined || e.pod.status.podIP !== e.ip || !listensOn(e.pod, e.port, sp.protocol))) continue;
       const cluster = usable(eps);
+      // A UDP flow keeps its conntrack entry to an endpoint that turned terminating but still
+      // serves: kube-proxy clears the flows of endpoints that stop serving, not of those that
+      // drain (KEP-1669), so reaching one of those is no fault.
+      // Such an endpoint going away is a change of what the flow may reach: the settle time starts again.
+      const drainingEps = (list: readonly Ep[]): Ep[] => (udp ? list.filter((e) => e.serving && e.terminating) : []);
+      const drainingOf = (list: readonly Ep[]): Set<string> => new Set(drainingEps(list).map((e) => hostOf(e.pod) ?? ''));
       const hostsOf = (list: readonly Ep[]): Set<string> => new Set(list.map((e) => hostOf(e.pod) ?? ''));
       const sig = (list: readonly Ep[]): string => list.map((e) => `${e.ip}:${e.port}`).sort().join(',');
       const send = (from: string, to: string, port: number, id: string, now: number): ProbeOutcome & { readonly peer?: string; readonly reached?: string } => {
@@ -245,6 +252,7 @@ function probesOf(w: ProbeWorld, flows: UdpFlows): Probe[] {
           if (first !== undefined && !clients.includes(first)) clients.push(first);
         }
         const want = hostsOf(cluster);
+        const draining = drainingOf(eps);
         for (const c of clients) {
           const node = c.spec.nodeName ?? '';
           if (!role(node, 'service-proxy')) continue;
@@ -253,7 +261,7 @@ function probesOf(w: ProbeWorld, flows: UdpFlows): Probe[] {
           const id = `ClusterIP ${name}:${sp.port}/${sp.protocol} from ${podKey(c)}`;
           out.push({
             id,
-            expectation: `${c.metadata.uid}|${sig(cluster)}`,
+            expectation: `${c.metadata.uid}|${sig(cluster)}|${sig(drainingEps(eps))}`,
             nodes: [node, ...cluster.map((e) => e.node)],
             run(now) {
               const o = send(from, clusterIP, sp.port, id, now);
@@ -262,7 +270,7 @@ function probesOf(w: ProbeWorld, flows: UdpFlows): Probe[] {
               const reached = ('reached' in o ? o.reached : undefined) ?? o.server ?? undefined;
               if (!o.ok && reached !== undefined && reached !== from && cluster.some((e) => hostOf(e.pod) === reached && e.node === node)) return { ok: true, message: '', inconclusive: true };
               if (!o.ok) return fail(o, `${podKey(c)} on ${node} cannot reach Service ${name} at ${clusterIP}:${sp.port}/${sp.protocol}${cluster.some((e) => e.pod === c) ? ' (it is one of its endpoints)' : ''}: ${fmt(o)}; endpoints ${sig(cluster)}`);
-              if (o.server === null || !want.has(o.server)) return fail(o, `${podKey(c)}'s ${sp.protocol} flow to Service ${name} at ${clusterIP}:${sp.port} reached ${backendName(o.server)}, not one of its endpoints ${sig(cluster)}`);
+              if (o.server === null || (!want.has(o.server) && !draining.has(o.server))) return fail(o, `${podKey(c)}'s ${sp.protocol} flow to Service ${name} at ${clusterIP}:${sp.port} reached ${backendName(o.server)}, not one of its endpoints ${sig(cluster)}`);
               return { ok: true, message: '' };
             },
           });
@@ -281,14 +289,15 @@ function probesOf(w: ProbeWorld, flows: UdpFlows): Probe[] {
         if (!local) {
           if (cluster.length === 0) continue;
           const want = hostsOf(cluster);
+          const draining = drainingOf(eps);
           out.push({
             id,
-            expectation: `cluster|${sig(cluster)}`,
+            expectation: `cluster|${sig(cluster)}|${sig(drainingEps(eps))}`,
             nodes: [n.name, ...cluster.map((e) => e.node)],
             run(now) {
               const o = send('lb', n.ip, nodePort, id, now);
               if (!o.ok) return fail(o, `an external client (${LB_IP}) cannot reach Service ${name} at node port ${n.ip}:${nodePort}/${sp.protocol} on ${n.name}: ${fmt(o)}; endpoints ${sig(cluster)}`);
-              if (o.server === null || !want.has(o.server)) return fail(o, `an external ${sp.protocol} flow to ${n.ip}:${nodePort} (Service ${name}) reached ${backendName(o.server)}, not one of its endpoints ${sig(cluster)}`);
+              if (o.server === null || (!want.has(o.server) && !draining.has(o.server))) return fail(o, `an external ${sp.protocol} flow to ${n.ip}:${nodePort} (Service ${name}) reached ${backendName(o.server)}, not one of its endpoints ${sig(cluster)}`);
               return { ok: true, message: '' };
             },
           });
@@ -296,9 +305,10 @@ function probesOf(w: ProbeWorld, flows: UdpFlows): Probe[] {
         }
         const mine = usable(eps.filter((e) => e.node === n.name));
         const want = hostsOf(mine);
+        const draining = drainingOf(eps.filter((e) => e.node === n.name));
         out.push({
           id,
-          expectation: `local|${sig(mine)}`,
+          expectation: `local|${sig(mine)}|${sig(drainingEps(eps.filter((e) => e.node === n.name)))}`,
           nodes: [n.name],
           run(now) {
             const o = send('lb', n.ip, nodePort, id, now);
@@ -311,11 +321,11 @@ function probesOf(w: ProbeWorld, flows: UdpFlows): Probe[] {
             // met (a DNAT to another node's endpoint, or a masquerade, of a moment before the
             // proxy applied the policy): kube-proxy clears UDP entries of removed endpoints, not
             // of a changed policy. A fresh flow tells whether the rules are right now.
-            if ((o.server === null || !want.has(o.server) || ipOf(o.peer) !== LB_IP) && udp) {
+            if ((o.server === null || (!want.has(o.server) && !draining.has(o.server)) || ipOf(o.peer) !== LB_IP) && udp) {
               const fresh = dp.probeUdp('lb', n.ip, nodePort, undefined, now);
               if (fresh.ok && fresh.server !== null && want.has(fresh.server) && ipOf(fresh.peer) === LB_IP) return { ok: true, message: '' };
             }
-            if (o.server === null || !want.has(o.server)) return fail(o, `an external ${sp.protocol} flow to ${n.ip}:${nodePort} (Service ${name}, externalTrafficPolicy Local) reached ${backendName(o.server)}, not one of ${n.name}'s own endpoints ${sig(mine)}`);
+            if (o.server === null || (!want.has(o.server) && !draining.has(o.server))) return fail(o, `an external ${sp.protocol} flow to ${n.ip}:${nodePort} (Service ${name}, externalTrafficPolicy Local) reached ${backendName(o.server)}, not one of ${n.name}'s own endpoints ${sig(mine)}`);
             if (ipOf(o.peer) !== LB_IP) return fail(o, `an external ${sp.protocol} flow from ${LB_IP} to ${n.ip}:${nodePort} (Service ${name}, externalTrafficPolicy Local) reached ${backendName(o.server)} from ${o.peer ?? '?'}: the client's source was not kept`);
             return { ok: true, message: '' };
           },

@@ -3,8 +3,11 @@
  * nat table reachable from a hook) that sends traffic into a node's Pod CIDR must lead to the Pod
  * the traffic is meant for. It is stale when no Pod holds the address any more, when the Pod
  * holding it is not the one the node port was published for (the IP was reused), or when the
- * rule sits in a chain an agent owns and publishes mappings for, and no Pod publishes it. The
- * same holds for every nftables `dnat to` reachable from a `nat` base chain on prerouting or output
+ * rule sits in a chain an agent owns and publishes mappings for, and no Pod publishes it; and, on
+ * a node whose agents proxy Services, when it sends to a port of the Pod that no Service selecting
+ * the Pod targets (its targetPort, a number or a container port's name resolved on the Pod) and
+ * the Pod publishes no mapping to: a Service whose targetPort or selector changed must stop
+ * sending to the old port, or to the Pods it no longer selects. The same holds for every nftables `dnat to` reachable from a `nat` base chain on prerouting or output
  * (through jumps, gotos and verdict maps), named `nft FAMILY TABLE CHAIN`.
  */
 import type { Problem } from '../invariants.ts';
@@ -12,7 +15,8 @@ import type { CountingInvariant } from './counting.ts';
 import { settled } from '../invariants.ts';
 import { shortUid } from '../render.ts';
 import { describeDnat, podKey, type DnatRule, type WorldView } from '../view.ts';
-import { declaredAnnotations, factsMemo, podWho, type ClusterFacts } from './facts.ts';
+import type { Pod, Service } from '@netsim/kube';
+import { declaredAnnotations, factsMemo, podWho, selects, type ClusterFacts } from './facts.ts';
 import { nftReachableDnatMemo } from './nftReachable.ts';
 import { inCidr, reachableDnatMemo } from './reachable.ts';
 
@@ -32,6 +36,19 @@ function since(view: WorldView, ip: string): string {
   return o?.sinceMs !== undefined ? ` since t=${o.sinceMs}ms` : '';
 }
 
+/** The `port/PROTO` targets of the Services selecting a Pod: numeric targetPorts as they are, named ones resolved on the Pod's container ports. */
+function serviceTargets(services: readonly Service[], p: Pod): Set<string> {
+  const out = new Set<string>();
+  for (const s of services) {
+    if (!selects(s, p)) continue;
+    for (const sp of s.spec.ports) {
+      if (typeof sp.targetPort === 'number') out.add(`${sp.targetPort}/${sp.protocol}`);
+      else for (const c of p.spec.containers) for (const cp of c.ports) if (cp.name === sp.targetPort && cp.protocol === sp.protocol) out.add(`${cp.containerPort}/${sp.protocol}`);
+    }
+  }
+  return out;
+}
+
 /** The problems of one node's DNAT rules. */
 function nodeProblems(view: WorldView, node: string, rules: readonly Dnat[], facts: ClusterFacts, cidrs: readonly string[], count: { n: number }): Problem[] {
   const out: Problem[] = [];
@@ -40,6 +57,16 @@ function nodeProblems(view: WorldView, node: string, rules: readonly Dnat[], fac
   const publishingChains = new Set<string>();
   for (const a of agents) if ((a.declares?.annotations ?? []).length > 0) for (const c of a.declares?.ownedChains ?? []) if (c.table === 'nat') publishingChains.add(c.chain);
   const annotating = declaredAnnotations(agents).length > 0;
+  const proxying = agents.some((a) => (a.declares?.provides ?? []).includes('service-proxy'));
+  const targets = new Map<string, Set<string>>();
+  const targetsOf = (p: Pod): Set<string> => {
+    let t = targets.get(p.metadata.uid);
+    if (t === undefined) {
+      t = serviceTargets(view.services(), p);
+      targets.set(p.metadata.uid, t);
+    }
+    return t;
+  };
   for (const d of rules) {
     const ip = d.toIp;
     if (ip === undefined || !cidrs.some((c) => inCidr(c, ip))) continue;
@@ -75,6 +102,16 @@ function nodeProblems(view: WorldView, node: string, rules: readonly Dnat[], fac
         key,
         node,
         message: `${rule} is stale: ${ip} belongs to ${podWho(holder, shortUid)}${since(view, ip)}, which publishes no mapping ${d.dport ?? '?'} → ${d.toPort ?? '?'}/${p ?? '?'}`,
+        state: { node, chain: d.chain, rule: describeDnat(d), holder: podKey(holder), holderUid: holder.metadata.uid },
+      });
+      continue;
+    }
+    // A Service proxy's DNAT to a Pod port no selecting Service targets (and no mapping the Pod publishes).
+    if (proxying && !publishingChains.has(d.chain) && d.toPort !== undefined && p !== undefined && !publishers.some((x) => x.pod.metadata.uid === holder.metadata.uid && x.mapping.podPort === d.toPort) && !targetsOf(holder).has(`${d.toPort}/${p}`)) {
+      out.push({
+        key,
+        node,
+        message: `${rule} is stale: ${ip} belongs to ${podWho(holder, shortUid)}${since(view, ip)}, and no Service selecting it targets port ${d.toPort}/${p} (${[...targetsOf(holder)].sort().join(', ') || 'none selects it'})`,
         state: { node, chain: d.chain, rule: describeDnat(d), holder: podKey(holder), holderUid: holder.metadata.uid },
       });
     }
