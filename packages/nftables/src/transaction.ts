@@ -11,7 +11,7 @@
  */
 import type { Command, Named, RawElement } from './commands.ts';
 import { automerge, checkConflicts, keyId, LocatedError, typeElement } from './elements.ts';
-import { NftError, type Diagnostic, type NftErrorCode, type Span } from './errors.ts';
+import { closest, NftError, type Diagnostic, type NftErrorCode, type Span } from './errors.ts';
 import { parse } from './parser.ts';
 import type { Chain, DataType, Element, Family, Hook, NftObject, NftSet, NftVersion, Rule, Ruleset, SetFlag, Stmt, Table } from './types.ts';
 import { DEFAULT_NFT_VERSION } from './types.ts';
@@ -72,49 +72,6 @@ interface WTable {
   /** Rule-add commands of this batch, with their spans, for the sticky validation failure. */
   ruleCmds: { batch: number; span: Span; anon?: readonly Span[] }[];
   touched: boolean;
-}
-
-/**
- * nft's string distance (src/misspell.c): optimal string alignment, with its indexing kept as it
- * is there (position i of the table compares the characters after it, the string's NUL last).
- */
-function misspellDistance(a: string, b: string): number {
-  const la = a.length;
-  const lb = b.length;
-  const at = (s: string, i: number): number => (i < s.length ? s.charCodeAt(i) : 0);
-  const d: number[][] = [];
-  for (let i = 0; i <= la; i++) d.push(new Array<number>(lb + 1).fill(0));
-  const row = (i: number): number[] => d[i] as number[];
-  for (let i = 0; i <= la; i++) row(i)[0] = i;
-  for (let j = 0; j <= lb; j++) row(0)[j] = j;
-  for (let i = 1; i <= la; i++) {
-    for (let j = 1; j <= lb; j++) {
-      const subcost = at(a, i) === at(b, j) ? 0 : 1;
-      let v = Math.min((row(i - 1)[j] as number) + 1, (row(i)[j - 1] as number) + 1, (row(i - 1)[j - 1] as number) + subcost);
-      if (i > 1 && j > 1 && at(a, i) === at(b, j - 1) && at(a, i - 1) === at(b, j)) v = Math.min(v, (row(i - 2)[j - 2] as number) + subcost);
-      row(i)[j] = v;
-    }
-  }
-  return row(la)[lb] as number;
-}
-
-/** The closest of `names` to `wanted` by nft's rule (string_misspell_update), or undefined. */
-function closest<T>(wanted: string, candidates: readonly (readonly [string, T])[]): T | undefined {
-  let best: T | undefined;
-  let min = Infinity;
-  for (const [name, obj] of candidates) {
-    const maxLen = Math.max(name.length, wanted.length);
-    const minLen = Math.min(name.length, wanted.length);
-    if (maxLen <= 1) continue;
-    const threshold = maxLen - minLen <= 1 ? Math.max(Math.ceil(maxLen / 3), 1) : Math.ceil((maxLen + 2) / 3);
-    const dist = misspellDistance(name, wanted);
-    if (dist > threshold) continue;
-    if (dist < min) {
-      min = dist;
-      best = obj;
-    }
-  }
-  return best;
 }
 
 function objKey(kind: NftObject['kind'], name: string): string {
@@ -319,7 +276,7 @@ export function tryNftApply(ruleset: Ruleset, text: string, opts: ApplyOptions =
     kernelDiags.sort((a, b) => a.batch - b.batch);
     diags.push(...kernelDiags.map(({ batch: _batch, ...d }) => d));
   }
-  if (diags.length > 0) return { ok: false, error: new NftError(file, text, diags.slice(0, 10)) };
+  if (diags.length > 0) return { ok: false, error: new NftError(file, text, diags.slice(0, 10), parsed.lineMap) };
   return { ok: true, ruleset: tx.result() };
 }
 
