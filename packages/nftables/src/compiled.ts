@@ -98,6 +98,15 @@ interface SetIndex {
   readonly exact: ExactIndex;
   /** Parts of the exact keys (0 when there are none). */
   readonly parts: number;
+  /**
+   * The exact keys of a concatenation of numbers as one number each (`packed`): part `i` takes
+   * `radix[i]` values (a power of two above the largest it holds), so a key is one lookup in one
+   * map. Undefined when a part is not a number or the parts need more than 53 bits.
+   */
+  readonly packed?: Map<number, Hit>;
+  readonly radix?: readonly number[];
+  /** One-part keys that are small integers (a `numgen` map's 0…n-1), by value. */
+  readonly dense?: readonly (Hit | undefined)[];
   /** Elements that need a scan: intervals and interface-name wildcards. */
   readonly scan: readonly Hit[];
 }
@@ -356,6 +365,19 @@ export class CompiledTable {
     const readers = parts.map((p) => compileReader(p, rule));
     const n = readers.length;
     const scan = ix.scan;
+    if (n === 1 && !keepKey && ix.dense !== undefined && ix.parts === 1) {
+      const read = readers[0] as Reader;
+      const dense = ix.dense;
+      return (env) => {
+        const v = read(env);
+        if (v === undefined) return KEYLESS;
+        const hit = typeof v === 'number' ? dense[v] : undefined;
+        if (hit !== undefined) return hit;
+        if (scan.length === 0) return undefined;
+        for (const h of scan) if (h.el.key.length === 1 ? partMatches(h.el.key[0] as KeyPart, v) : h.el.key.every((k, i) => partMatches(k, i === 0 ? v : undefined))) return h;
+        return undefined;
+      };
+    }
     if (n === 1 && !keepKey) {
       const read = readers[0] as Reader;
       const exact = ix.parts === 1 ? ix.exact : undefined;
@@ -373,13 +395,29 @@ export class CompiledTable {
     }
     const key: Scalar[] = new Array<Scalar>(n).fill(undefined);
     const exact = ix.parts === n ? ix.exact : undefined;
+    const packed = ix.parts === n ? ix.packed : undefined;
+    const radix = ix.radix ?? [];
     const find = (env: Env): Hit | undefined | typeof KEYLESS => {
       for (let i = 0; i < n; i++) {
         const v = (readers[i] as Reader)(env);
         if (v === undefined) return KEYLESS;
         key[i] = v;
       }
-      if (exact !== undefined) {
+      if (packed !== undefined) {
+        // A part no element holds (too large, not a number) cannot match exactly.
+        let k = 0;
+        for (let i = 0; i < n; i++) {
+          const v = key[i];
+          const r = radix[i] as number;
+          if (typeof v !== 'number' || v >= r) {
+            k = -1;
+            break;
+          }
+          k = k * r + v;
+        }
+        const hit = k < 0 ? undefined : packed.get(k);
+        if (hit !== undefined) return hit;
+      } else if (exact !== undefined) {
         let m: ExactIndex | Hit | undefined = exact;
         for (let i = 0; i < n && m !== undefined; i++) m = (m as ExactIndex).get(key[i]);
         if (m !== undefined) return m as Hit;
@@ -531,6 +569,7 @@ function sequence(steps: readonly Step[]): Step {
 
 function buildIndex(elements: readonly Element[]): SetIndex {
   const exact: ExactIndex = new Map();
+  const exactHits: { key: Scalar[]; hit: Hit }[] = [];
   const scan: Hit[] = [];
   let parts = 0;
   for (const el of elements) {
@@ -553,8 +592,32 @@ function buildIndex(elements: readonly Element[]): SetIndex {
       m = next;
     }
     m.set(key[key.length - 1], hit);
+    exactHits.push({ key, hit });
   }
-  return { exact, parts, scan };
+  return { exact, parts, scan, ...packIndex(exactHits, parts) };
+}
+
+/** Packed (several parts) or dense (one small integer part) forms of the exact keys, when they fit. */
+function packIndex(hits: readonly { key: readonly Scalar[]; hit: Hit }[], parts: number): Pick<SetIndex, 'packed' | 'radix' | 'dense'> {
+  if (hits.length === 0 || !hits.every((h) => h.key.length === parts && h.key.every((v) => typeof v === 'number' && Number.isInteger(v) && v >= 0))) return {};
+  const max: number[] = new Array<number>(parts).fill(0);
+  for (const { key } of hits) for (let i = 0; i < parts; i++) max[i] = Math.max(max[i] as number, key[i] as number);
+  if (parts === 1) {
+    if ((max[0] as number) >= 1024) return {};
+    const dense: (Hit | undefined)[] = new Array<Hit | undefined>((max[0] as number) + 1).fill(undefined);
+    // The first element of a key wins, as in the nested index (later duplicates overwrite there: keep that).
+    for (const { key, hit } of hits) dense[key[0] as number] = hit;
+    return { dense };
+  }
+  const radix = max.map((m) => 2 ** Math.max(1, Math.ceil(Math.log2(m + 1))));
+  if (radix.reduce((a, r) => a * r, 1) > Number.MAX_SAFE_INTEGER) return {};
+  const packed = new Map<number, Hit>();
+  for (const { key, hit } of hits) {
+    let k = 0;
+    for (let i = 0; i < parts; i++) k = k * (radix[i] as number) + (key[i] as number);
+    packed.set(k, hit);
+  }
+  return { packed, radix };
 }
 
 // ---- values and readers
