@@ -1546,12 +1546,13 @@ class Parser {
       const protos = this.lastProtoSet.map((n) => TRANSPORT_BY_NUMBER.get(n) ?? String(n));
       this.l4 = { protos, span: this.span(t, this.lastBefore()) };
     }
-    if (left.kind === 'binop' && left.op === '&' && left.type === 'ipv4_addr' && (op === 'implicit' || op === '==' || op === '!=') && right.kind === 'value' && right.value.type === 'ipv4_addr') {
-      // An address under a contiguous mask is a prefix: `ip saddr & 255.255.0.0 == 10.1.0.0` lists as `ip saddr 10.1.0.0/16`.
+    if (left.kind === 'binop' && left.op === '&' && (left.type === 'ipv4_addr' || left.type === 'mark') && (op === 'implicit' || op === '==' || op === '!=') && right.kind === 'value' && right.value.type === left.type) {
+      // An address or mark under a contiguous mask is a prefix: `ip saddr & 255.255.0.0 == 10.1.0.0`
+      // lists as `ip saddr 10.1.0.0/16`, `meta mark & 0xffff0000 == 0` as `meta mark 0x00000000/16`.
       const m = (left.right as { n: number }).n;
       const len = 32 - Math.log2(((~m) >>> 0) + 1);
       if (Number.isInteger(len)) {
-        const prefix: Rhs = len === 32 ? right : { kind: 'prefix', type: 'ipv4_addr', addr: right.value.n, len };
+        const prefix: Rhs = len === 32 ? right : { kind: 'prefix', type: left.type, addr: right.value.n, len };
         return { kind: 'match', left: left.left, op: op === '!=' ? '!=' : 'implicit', right: prefix };
       }
     }

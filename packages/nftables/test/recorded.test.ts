@@ -35,7 +35,7 @@ const OUT_OF_SCOPE = new Set([
 
 const stripExpires = (s: string): string => s.replace(/ expires [0-9dhms]+/g, '');
 
-for (const corpus of ['cases', 'errors']) describe(`${corpus}: nft -f and nft list ruleset, recorded from nft 1.0.6`, () => {
+for (const corpus of ['cases', 'errors', 'shapes']) describe(`${corpus}: nft -f and nft list ruleset, recorded from nft 1.0.6`, () => {
   for (const c of load(corpus)) {
     if (OUT_OF_SCOPE.has(c.name)) continue;
     it(c.name, () => {
