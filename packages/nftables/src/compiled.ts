@@ -157,8 +157,56 @@ export class CompiledTable {
   }
 
   private compileRule(rule: Rule): Step {
-    const steps = rule.stmts.map((s) => this.compileStmt(s, rule));
+    // Runs of simple comparisons become one step each (fewer closures for a packet to visit).
+    const steps: Step[] = [];
+    let run: Cond[] = [];
+    const flush = (): void => {
+      for (let i = 0; i < run.length; i += 3) steps.push(fuse(run.slice(i, i + 3)));
+      run = [];
+    };
+    for (const st of rule.stmts) {
+      const c = st.kind === 'match' ? this.simpleCond(st, rule) : undefined;
+      if (c !== undefined) {
+        run.push(c);
+        continue;
+      }
+      const step = this.compileStmt(st, rule);
+      if (run.length > 0 && run.length <= 3) {
+        // The comparisons and the statement after them (a verdict, NAT): one step.
+        steps.push(fuse(run, step));
+        run = [];
+        continue;
+      }
+      flush();
+      steps.push(step);
+    }
+    flush();
     return sequence(steps);
+  }
+
+  /** A match that is a comparison of a number with constants, as a {@link Cond}; undefined otherwise. */
+  private simpleCond(s: Extract<Stmt, { kind: 'match' }>, rule: Rule): Cond | undefined {
+    if (s.left.kind === 'concat') return undefined;
+    const r = s.right;
+    const neg = s.op === '!=';
+    let kind: number;
+    let a: number;
+    let b = 0;
+    if (r.kind === 'value') {
+      const want = valueScalar(r.value);
+      if (typeof want !== 'number' || (s.op !== '==' && s.op !== '!=' && s.op !== 'implicit') || (s.op === 'implicit' && isFlagType(r.value.type))) return undefined;
+      kind = C_EQ;
+      a = want;
+    } else if (r.kind === 'prefix') {
+      kind = C_PREFIX;
+      a = r.len === 0 ? 0 : (0xffffffff << (32 - r.len)) >>> 0;
+      b = r.addr;
+    } else if (r.kind === 'range') {
+      kind = C_RANGE;
+      a = r.lo;
+      b = r.hi;
+    } else return undefined;
+    return { read: compileReader(s.left, rule), kind: kind | (neg ? C_NEG : 0), a, b };
   }
 
   private compileStmt(s: Stmt, rule: Rule): Step {
@@ -181,6 +229,8 @@ export class CompiledTable {
         };
       }
       case 'vmap': {
+        const direct = this.compileDenseVmap(s.lookup, rule);
+        if (direct !== undefined) return direct;
         const find = this.compileMapLookup(s.lookup, rule);
         return (env) => {
           const hit = find(env);
@@ -342,6 +392,27 @@ export class CompiledTable {
     };
   }
 
+  /**
+   * A verdict map written in the rule whose keys are small integers (`numgen random mod 2 vmap {
+   * 0 : goto a, 1 : goto b }`): one step reads the key and takes the verdict from an array slot.
+   */
+  private compileDenseVmap(l: MapLookup, rule: Rule): Step | undefined {
+    if (l.map.kind !== 'anon' || l.key.kind === 'concat') return undefined;
+    const ix = buildIndex(l.map.elements);
+    const dense = ix.dense;
+    if (dense === undefined || ix.scan.length > 0) return undefined;
+    const slots = dense.map((h) => h?.slot);
+    const read = compileReader(l.key, rule);
+    return (env) => {
+      const v = read(env);
+      const slot = typeof v === 'number' ? slots[v] : undefined;
+      if (slot === undefined) return NOMATCH;
+      env.verdict = slot.verdict;
+      env.target = slot.target === undefined ? this.resolve(slot) : slot.target;
+      return slot.code;
+    };
+  }
+
   private compileMapLookup(l: MapLookup, rule: Rule): (env: Env) => Hit | undefined {
     let ix: SetIndex;
     if (l.map.kind === 'anon') ix = buildIndex(l.map.elements);
@@ -496,6 +567,65 @@ export class CompiledTable {
       return NAT;
     };
   }
+}
+
+/**
+ * A comparison of a number with constants: `kind` is {@link C_EQ} (x == a), {@link C_PREFIX}
+ * ((x & a) == b) or {@link C_RANGE} (a <= x <= b), with {@link C_NEG} for `!=`. As for every
+ * match, a key that does not apply fails, and a string (an interface name) is unequal to every number.
+ */
+interface Cond {
+  readonly read: Reader;
+  readonly kind: number;
+  readonly a: number;
+  readonly b: number;
+}
+const C_EQ = 0;
+const C_PREFIX = 2;
+const C_RANGE = 4;
+const C_NEG = 1;
+
+function holds(x: Scalar, kind: number, a: number, b: number): boolean {
+  if (x === undefined) return false;
+  let yes = false;
+  if (typeof x === 'number') {
+    switch (kind & ~C_NEG) {
+      case C_EQ:
+        yes = x === a;
+        break;
+      case C_PREFIX:
+        yes = (x & a) >>> 0 === b;
+        break;
+      default:
+        yes = x >= a && x <= b;
+    }
+  }
+  return yes !== ((kind & C_NEG) !== 0);
+}
+
+const goOn: Step = () => NEXT;
+
+/**
+ * One step for up to three comparisons, their constants held by the closure itself, and the step
+ * that follows them in the rule (`then`, when there is one).
+ */
+function fuse(cs: readonly Cond[], then: Step = goOn): Step {
+  const [c1, c2, c3] = cs as [Cond, Cond | undefined, Cond | undefined];
+  const r1 = c1.read;
+  const k1 = c1.kind;
+  const a1 = c1.a;
+  const b1 = c1.b;
+  if (c2 === undefined) return (env) => (holds(r1(env), k1, a1, b1) ? then(env) : NOMATCH);
+  const r2 = c2.read;
+  const k2 = c2.kind;
+  const a2 = c2.a;
+  const b2 = c2.b;
+  if (c3 === undefined) return (env) => (holds(r1(env), k1, a1, b1) && holds(r2(env), k2, a2, b2) ? then(env) : NOMATCH);
+  const r3 = c3.read;
+  const k3 = c3.kind;
+  const a3 = c3.a;
+  const b3 = c3.b;
+  return (env) => (holds(r1(env), k1, a1, b1) && holds(r2(env), k2, a2, b2) && holds(r3(env), k3, a3, b3) ? then(env) : NOMATCH);
 }
 
 function verdictSlot(v: Verdict): VerdictSlot {

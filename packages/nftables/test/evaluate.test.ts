@@ -288,3 +288,28 @@ describe('set and map indexes', () => {
     expect(verdicts).toEqual(['drop', 'accept', 'drop', 'accept', 'drop']);
   });
 });
+
+describe('comparisons with constants, run as one step', () => {
+  const rs = nftApply(
+    emptyRuleset(),
+    `table ip t {
+	chain c {
+		type filter hook input priority 0; policy accept;
+		ip saddr != 10.0.0.0/8 tcp dport 1024-2048 meta mark != 0x5 ip ttl 64 drop
+		ip saddr 10.1.0.0/16 tcp dport 53 reject
+	}
+}
+`,
+  );
+  const p = (saddr: string, dport: number, mark: number, ttl = 64): NftPacket => ({ saddr: ip(saddr), daddr: ip('192.0.2.10'), protocol: 6, sport: 40000, dport, mark, ttl });
+  it('matches only when every comparison holds, four in a row included', () => {
+    expect(evaluateHook(rs, p('198.51.100.1', 1500, 0), ctx()).verdict).toBe('drop');
+    expect(evaluateHook(rs, p('10.2.3.4', 1500, 0), ctx()).verdict).toBe('accept');
+    expect(evaluateHook(rs, p('198.51.100.1', 1023, 0), ctx()).verdict).toBe('accept');
+    expect(evaluateHook(rs, p('198.51.100.1', 2048, 5), ctx()).verdict).toBe('accept');
+    expect(evaluateHook(rs, p('198.51.100.1', 2048, 6, 63), ctx()).verdict).toBe('accept');
+    expect(evaluateHook(rs, p('10.1.9.9', 53, 0), ctx()).verdict).toBe('reject');
+    // A UDP packet has no tcp dport: the comparison fails, whatever the operator.
+    expect(evaluateHook(rs, { ...p('198.51.100.1', 1500, 0), protocol: 17 }, ctx()).verdict).toBe('accept');
+  });
+});
