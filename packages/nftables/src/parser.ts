@@ -1336,7 +1336,8 @@ class Parser {
     const objRefs: (Named & { readonly type: NftObject['kind'] })[] = [];
     const updateSpans: Span[] = [];
     const anonSpans: Span[] = [];
-    const ctx: RuleCtx = { family, setRefs, targets, jumps, objRefs, updateSpans, anonSpans };
+    const setMatches: RuleCtx['setMatches'] = [];
+    const ctx: RuleCtx = { family, setRefs, setMatches, targets, jumps, objRefs, updateSpans, anonSpans };
     let beforeComment: Token | undefined;
     this.l4 = undefined;
     this.thProto = undefined;
@@ -1383,6 +1384,7 @@ class Parser {
       ...(objRefs.length > 0 && { objRefs }),
       ...(updateSpans.length > 0 && { updateSpans }),
       ...(anonSpans.length > 0 && { anonSpans }),
+      ...(setMatches.length > 0 && { setMatches }),
       ...(evalError !== undefined && { evalError }),
       span: this.span(first, last),
       ...(beforeComment !== undefined && beforeComment !== first && { stmtSpan: this.span(first, beforeComment) }),
@@ -1523,6 +1525,7 @@ class Parser {
       return { kind: 'ct-set', key: 'mark', source: this.source('mark', ctx) };
     }
     const left = this.lhsWithBinop(ctx.family);
+    const leftEnd = this.lastBefore();
     if (this.isWord(this.peek(), 'set')) {
       this.next();
       if (left.kind === 'exthdr' && this.isWord(this.peek(), 'rt') && this.isWord(this.peek(1), 'mtu')) {
@@ -1537,6 +1540,10 @@ class Parser {
       return { kind: 'vmap', lookup: this.mapLookup(left, ['verdict'], ctx) };
     }
     const { op, right } = this.rhs(left, ctx);
+    if (right.kind === 'setref' && left.kind !== 'concat') {
+      const ref = ctx.setRefs[ctx.setRefs.length - 1] as Named;
+      ctx.setMatches.push({ name: right.name, type: left.type, left: this.span(t, leftEnd), ref: { line: ref.span.line, col: ref.span.col - 1, endCol: ref.span.endCol } });
+    }
     if (((left.kind === 'meta' && left.key === 'l4proto') || (left.kind === 'payload' && left.proto === 'ip' && left.field === 'protocol')) && (op === 'implicit' || op === '==') && right.kind === 'value' && right.value.type === 'inet_proto') {
       const name = TRANSPORT_BY_NUMBER.get(right.value.n);
       // A later protocol match replaces an earlier one, not a header's.
@@ -2071,6 +2078,7 @@ class Parser {
 
 interface RuleCtx {
   readonly family: Family;
+  readonly setMatches: { readonly name: string; readonly type: DataType; readonly left: Span; readonly ref: Span }[];
   readonly objRefs: (Named & { readonly type: NftObject['kind'] })[];
   readonly updateSpans: Span[];
   readonly anonSpans: Span[];

@@ -10,6 +10,7 @@
  *    not use, statements a hook may not run, loops) and then aborts the whole batch.
  */
 import type { Command, Named, RawElement } from './commands.ts';
+import { describeType } from './datatypes.ts';
 import { automerge, checkConflicts, keyId, LocatedError, typeElement } from './elements.ts';
 import { closest, NftError, type Diagnostic, type NftErrorCode, type Span } from './errors.ts';
 import { parse } from './parser.ts';
@@ -280,6 +281,9 @@ export function tryNftApply(ruleset: Ruleset, text: string, opts: ApplyOptions =
   return { ok: true, ruleset: tx.result() };
 }
 
+/** Set key types a match's expression must have exactly (see {@link Transaction.checkSetTypes}). */
+const DISTINCT_TYPES: ReadonlySet<DataType> = new Set<DataType>(['ipv4_addr', 'inet_service', 'inet_proto', 'ifname', 'mark']);
+
 class Transaction {
   private readonly tables = new Map<string, WTable>();
   private readonly order: string[] = [];
@@ -524,6 +528,12 @@ class Transaction {
         throw new KernelError('ENOENT', target.span);
       }
     }
+    // A jump or goto statement to a base chain: the kernel refuses the verdict (at its chain name).
+    for (const j of cmd.body.jumps) {
+      if (t.chains.get(j.chain)?.base === undefined) continue;
+      const target = cmd.body.targets.find((n) => n.name === j.chain && n.span.line === j.span.line && n.span.endCol === j.span.endCol);
+      if (target !== undefined) throw new KernelError('EOPNOTSUPP', target.span);
+    }
     for (const ref of cmd.body.objRefs ?? []) {
       if (!t.objects.has(objKey(ref.type, ref.name))) throw new KernelError('ENOENT', ref.span);
     }
@@ -566,6 +576,14 @@ class Transaction {
   /** Lookups in a named set or map must match its key type (and a vmap needs a verdict map). */
   private checkSetTypes(cmd: Extract<Command, { kind: 'rule' }>, t: WTable | undefined): void {
     if (t === undefined) return;
+    for (const m of cmd.body.setMatches ?? []) {
+      const set = t.sets.get(m.name)?.set;
+      const want = set?.keyType.length === 1 ? set.keyType[0] : undefined;
+      // Types that never convert into each other (nft's datatype check; integer subtypes are left alone).
+      if (want !== undefined && want !== m.type && DISTINCT_TYPES.has(want) && DISTINCT_TYPES.has(m.type)) {
+        throw new LocatedError(`datatype mismatch, expected ${describeType(m.type)}, expression has type ${describeType(want)}`, m.ref, m.left);
+      }
+    }
     for (const s of cmd.body.stmts) {
       if (s.kind === 'vmap' && s.lookup.map.kind === 'ref') {
         const set = t.sets.get(s.lookup.map.name)?.set;
