@@ -609,6 +609,14 @@ class Transaction {
     if (existing !== undefined) {
       check();
       if (cmd.op === 'create') throw new KernelError('EEXIST', cmd.name.span);
+      // The kernel takes an add of an existing set only when it declares the same set: key and
+      // data types, flags (a timeout implies its flag) and element counters; the comment, size,
+      // policy and timeout value may differ.
+      const e = existing.set;
+      const flags = d.timeoutMs !== undefined && !d.flags.includes('timeout') ? [...d.flags, 'timeout'] : d.flags;
+      const same = (a: readonly string[] | undefined, b: readonly string[] | undefined): boolean => (a ?? []).length === (b ?? []).length && (a ?? []).every((x, i) => x === (b ?? [])[i]);
+      const sameFlags = flags.length === e.flags.length && flags.every((f) => (e.flags as readonly string[]).includes(f));
+      if (!same(e.keyType, d.keyType) || !same(e.dataType, d.dataType) || !sameFlags || e.counter !== d.counter) throw new KernelError('EEXIST', cmd.name.span);
       if (d.elements !== undefined) this.addElements(existing, d.elements, batch, false);
       return;
     }

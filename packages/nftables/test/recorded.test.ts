@@ -23,8 +23,6 @@ const OUT_OF_SCOPE = new Set([
   'err-several-in-chain',
   'err-one-line-set',
   'err-bad-address',
-  // The kernel refuses a set declared twice in one block (File exists); netsim merges them.
-  'err-duplicate-set',
   // A verdict map element without its verdict reaches the kernel (Invalid argument); netsim stops it while reading.
   'err-map-missing-data',
 ]);
