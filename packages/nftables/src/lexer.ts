@@ -221,6 +221,14 @@ export class Lexer {
         this.i = j;
         return token('word', text.slice(i, j), line, i - ls + 1, j - ls);
       }
+      if (c === 46 /* . */ && i + 1 < n && isWordChar(text.charCodeAt(i + 1))) {
+        // nft's scanner: a string may start with a dot, and the longest match wins, so `.6.7`
+        // (as in `5.6.7`, the number 5 then this) is one string; a dot alone is the concatenation.
+        let j = i + 1;
+        while (j < n && isWordChar(text.charCodeAt(j))) j++;
+        this.i = j;
+        return token('word', text.slice(i, j), line, i - ls + 1, j - ls);
+      }
       if (text.charCodeAt(i + 1) === 61 /* = */ && (c === 61 || c === 33 || c === 60 || c === 62)) {
         const two = PUNCT2_BY_CODE[c] as string;
         this.i = i + 2;

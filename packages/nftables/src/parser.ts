@@ -616,6 +616,8 @@ class Parser {
   }
 
   private lastTok: Token | undefined;
+  /** How many element lists (`{ … }`) are open. */
+  private braces = 0;
   /** The transport protocol the rule has fixed so far (a header match, or `ip protocol`/`meta l4proto` of one value). */
   private l4: { readonly protos: readonly string[]; readonly span: Span; readonly header?: boolean } | undefined;
   /** The protocol `th` ports are read as: the latest header or single-protocol match. */
@@ -998,6 +1000,15 @@ class Parser {
 
   /** Elements after `{`, through the closing `}`. */
   private rawElements(isMap: boolean): RawElement[] {
+    this.braces++;
+    try {
+      return this.rawElementsIn(isMap);
+    } finally {
+      this.braces--;
+    }
+  }
+
+  private rawElementsIn(isMap: boolean): RawElement[] {
     const out: RawElement[] = [];
     for (;;) {
       let t = this.peek();
@@ -1098,7 +1109,13 @@ class Parser {
     if (this.isPunct(n, '/') && t.kind === 'addr') {
       this.next();
       const len = this.next();
-      if (len.kind !== 'number') throw syntax(len, 'number');
+      if (len.kind !== 'number') {
+        // Inside braces bison wants the number; after a match it has read a word there as a
+        // value and wants a list's comma next.
+        if (this.braces > 0) throw syntax(len, 'number');
+        if (len.kind === 'word') throw syntax(this.next(), 'comma');
+        throw syntax(len);
+      }
       const l = Number(len.text);
       if (l > 32) throw new LocatedError(`Prefix length ${l} is invalid for type of 32 bits width`, this.span(t, len));
       return { kind: 'prefix', addr: t, len: l, span: this.span(t, len) };
