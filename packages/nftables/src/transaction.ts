@@ -69,6 +69,8 @@ interface WTable {
   objects: Map<string, NftObject>;
   sets: Map<string, WSet>;
   chains: Map<string, WChain>;
+  /** Chains this batch adds that the kernel refuses: in nft's cache all the same (no "did you mean"), absent from the kernel. */
+  refused?: Set<string>;
   nextHandle: number;
   /** Rule-add commands of this batch, with their spans, for the sticky validation failure. */
   ruleCmds: { batch: number; span: Span; anon?: readonly Span[] }[];
@@ -448,10 +450,16 @@ class Transaction {
         if (cmd.base !== undefined) {
           const ok = cmd.base.type === 'filter' || (cmd.base.type === 'nat' && NAT_HOOKS.includes(cmd.base.hook)) || (cmd.base.type === 'route' && cmd.base.hook === 'output');
           // nat chains must run after conntrack (priority above -200).
-          if (!ok || (cmd.base.type === 'nat' && cmd.base.priority <= -200)) throw new KernelError('EOPNOTSUPP', cmd.errSpan ?? cmd.name.span);
+          if (!ok || (cmd.base.type === 'nat' && cmd.base.priority <= -200)) {
+            if (existing === undefined) (t.refused ??= new Set()).add(cmd.name.name);
+            throw new KernelError('EOPNOTSUPP', cmd.errSpan ?? cmd.name.span);
+          }
         }
         // A policy belongs to base chains: on a regular one the kernel refuses it.
-        if (cmd.base === undefined && cmd.policySpan !== undefined && existing?.base === undefined) throw new KernelError('EOPNOTSUPP', cmd.policySpan);
+        if (cmd.base === undefined && cmd.policySpan !== undefined && existing?.base === undefined) {
+          if (existing === undefined) (t.refused ??= new Set()).add(cmd.name.name);
+          throw new KernelError('EOPNOTSUPP', cmd.policySpan);
+        }
         if (existing !== undefined) {
           if (cmd.op === 'create') throw new KernelError('EEXIST', cmd.name.span);
           if (cmd.base !== undefined && existing.base !== undefined) {
@@ -516,6 +524,7 @@ class Transaction {
     const t = this.need(cmd.family, cmd.table);
     const chain = t.chains.get(cmd.chain.name);
     if (chain === undefined) {
+      if (t.refused?.has(cmd.chain.name) === true) throw new KernelError('ENOENT', cmd.chain.span);
       // With a near name in its cache nft fails before sending the batch, and says which.
       const hint = this.chainHint(cmd.chain.name);
       if (hint !== undefined) throw new LocatedError(hint, cmd.chain.span);
@@ -523,6 +532,7 @@ class Transaction {
     }
     for (const target of cmd.body.targets) {
       if (!t.chains.has(target.name)) {
+        if (t.refused?.has(target.name) === true) throw new KernelError('ENOENT', target.span);
         const hint = this.chainHint(target.name);
         if (hint !== undefined) throw new LocatedError(hint, target.span);
         throw new KernelError('ENOENT', target.span);
