@@ -58,6 +58,8 @@ export interface RuleBody {
   readonly comment?: string;
   /** `@name` references, for the userspace existence check. */
   readonly setRefs: readonly Named[];
+  /** `EXPR @name` matches: the expression's type and range and the reference's (with its `@`), for nft's type check. */
+  readonly setMatches?: readonly { readonly name: string; readonly type: DataType; readonly left: Span; readonly ref: Span }[];
   /** Named objects the rule uses (`counter name "x"`…), for the kernel's check. */
   readonly objRefs?: readonly (Named & { readonly type: NftObject['kind'] })[];
   /** The anonymous sets' and maps' ranges: the kernel names the first when it refuses the rule's set. */

@@ -98,6 +98,15 @@ interface SetIndex {
   readonly exact: ExactIndex;
   /** Parts of the exact keys (0 when there are none). */
   readonly parts: number;
+  /**
+   * The exact keys of a concatenation of numbers as one number each (`packed`): part `i` takes
+   * `radix[i]` values (a power of two above the largest it holds), so a key is one lookup in one
+   * map. Undefined when a part is not a number or the parts need more than 53 bits.
+   */
+  readonly packed?: Map<number, Hit>;
+  readonly radix?: readonly number[];
+  /** One-part keys that are small integers (a `numgen` map's 0…n-1), by value. */
+  readonly dense?: readonly (Hit | undefined)[];
   /** Elements that need a scan: intervals and interface-name wildcards. */
   readonly scan: readonly Hit[];
 }
@@ -148,8 +157,56 @@ export class CompiledTable {
   }
 
   private compileRule(rule: Rule): Step {
-    const steps = rule.stmts.map((s) => this.compileStmt(s, rule));
+    // Runs of simple comparisons become one step each (fewer closures for a packet to visit).
+    const steps: Step[] = [];
+    let run: Cond[] = [];
+    const flush = (): void => {
+      for (let i = 0; i < run.length; i += 3) steps.push(fuse(run.slice(i, i + 3)));
+      run = [];
+    };
+    for (const st of rule.stmts) {
+      const c = st.kind === 'match' ? this.simpleCond(st, rule) : undefined;
+      if (c !== undefined) {
+        run.push(c);
+        continue;
+      }
+      const step = this.compileStmt(st, rule);
+      if (run.length > 0 && run.length <= 3) {
+        // The comparisons and the statement after them (a verdict, NAT): one step.
+        steps.push(fuse(run, step));
+        run = [];
+        continue;
+      }
+      flush();
+      steps.push(step);
+    }
+    flush();
     return sequence(steps);
+  }
+
+  /** A match that is a comparison of a number with constants, as a {@link Cond}; undefined otherwise. */
+  private simpleCond(s: Extract<Stmt, { kind: 'match' }>, rule: Rule): Cond | undefined {
+    if (s.left.kind === 'concat') return undefined;
+    const r = s.right;
+    const neg = s.op === '!=';
+    let kind: number;
+    let a: number;
+    let b = 0;
+    if (r.kind === 'value') {
+      const want = valueScalar(r.value);
+      if (typeof want !== 'number' || (s.op !== '==' && s.op !== '!=' && s.op !== 'implicit') || (s.op === 'implicit' && isFlagType(r.value.type))) return undefined;
+      kind = C_EQ;
+      a = want;
+    } else if (r.kind === 'prefix') {
+      kind = C_PREFIX;
+      a = r.len === 0 ? 0 : (0xffffffff << (32 - r.len)) >>> 0;
+      b = r.addr;
+    } else if (r.kind === 'range') {
+      kind = C_RANGE;
+      a = r.lo;
+      b = r.hi;
+    } else return undefined;
+    return { read: compileReader(s.left, rule), kind: kind | (neg ? C_NEG : 0), a, b };
   }
 
   private compileStmt(s: Stmt, rule: Rule): Step {
@@ -172,6 +229,8 @@ export class CompiledTable {
         };
       }
       case 'vmap': {
+        const direct = this.compileDenseVmap(s.lookup, rule);
+        if (direct !== undefined) return direct;
         const find = this.compileMapLookup(s.lookup, rule);
         return (env) => {
           const hit = find(env);
@@ -333,6 +392,27 @@ export class CompiledTable {
     };
   }
 
+  /**
+   * A verdict map written in the rule whose keys are small integers (`numgen random mod 2 vmap {
+   * 0 : goto a, 1 : goto b }`): one step reads the key and takes the verdict from an array slot.
+   */
+  private compileDenseVmap(l: MapLookup, rule: Rule): Step | undefined {
+    if (l.map.kind !== 'anon' || l.key.kind === 'concat') return undefined;
+    const ix = buildIndex(l.map.elements);
+    const dense = ix.dense;
+    if (dense === undefined || ix.scan.length > 0) return undefined;
+    const slots = dense.map((h) => h?.slot);
+    const read = compileReader(l.key, rule);
+    return (env) => {
+      const v = read(env);
+      const slot = typeof v === 'number' ? slots[v] : undefined;
+      if (slot === undefined) return NOMATCH;
+      env.verdict = slot.verdict;
+      env.target = slot.target === undefined ? this.resolve(slot) : slot.target;
+      return slot.code;
+    };
+  }
+
   private compileMapLookup(l: MapLookup, rule: Rule): (env: Env) => Hit | undefined {
     let ix: SetIndex;
     if (l.map.kind === 'anon') ix = buildIndex(l.map.elements);
@@ -356,6 +436,19 @@ export class CompiledTable {
     const readers = parts.map((p) => compileReader(p, rule));
     const n = readers.length;
     const scan = ix.scan;
+    if (n === 1 && !keepKey && ix.dense !== undefined && ix.parts === 1) {
+      const read = readers[0] as Reader;
+      const dense = ix.dense;
+      return (env) => {
+        const v = read(env);
+        if (v === undefined) return KEYLESS;
+        const hit = typeof v === 'number' ? dense[v] : undefined;
+        if (hit !== undefined) return hit;
+        if (scan.length === 0) return undefined;
+        for (const h of scan) if (h.el.key.length === 1 ? partMatches(h.el.key[0] as KeyPart, v) : h.el.key.every((k, i) => partMatches(k, i === 0 ? v : undefined))) return h;
+        return undefined;
+      };
+    }
     if (n === 1 && !keepKey) {
       const read = readers[0] as Reader;
       const exact = ix.parts === 1 ? ix.exact : undefined;
@@ -373,13 +466,29 @@ export class CompiledTable {
     }
     const key: Scalar[] = new Array<Scalar>(n).fill(undefined);
     const exact = ix.parts === n ? ix.exact : undefined;
+    const packed = ix.parts === n ? ix.packed : undefined;
+    const radix = ix.radix ?? [];
     const find = (env: Env): Hit | undefined | typeof KEYLESS => {
       for (let i = 0; i < n; i++) {
         const v = (readers[i] as Reader)(env);
         if (v === undefined) return KEYLESS;
         key[i] = v;
       }
-      if (exact !== undefined) {
+      if (packed !== undefined) {
+        // A part no element holds (too large, not a number) cannot match exactly.
+        let k = 0;
+        for (let i = 0; i < n; i++) {
+          const v = key[i];
+          const r = radix[i] as number;
+          if (typeof v !== 'number' || v >= r) {
+            k = -1;
+            break;
+          }
+          k = k * r + v;
+        }
+        const hit = k < 0 ? undefined : packed.get(k);
+        if (hit !== undefined) return hit;
+      } else if (exact !== undefined) {
         let m: ExactIndex | Hit | undefined = exact;
         for (let i = 0; i < n && m !== undefined; i++) m = (m as ExactIndex).get(key[i]);
         if (m !== undefined) return m as Hit;
@@ -460,6 +569,65 @@ export class CompiledTable {
   }
 }
 
+/**
+ * A comparison of a number with constants: `kind` is {@link C_EQ} (x == a), {@link C_PREFIX}
+ * ((x & a) == b) or {@link C_RANGE} (a <= x <= b), with {@link C_NEG} for `!=`. As for every
+ * match, a key that does not apply fails, and a string (an interface name) is unequal to every number.
+ */
+interface Cond {
+  readonly read: Reader;
+  readonly kind: number;
+  readonly a: number;
+  readonly b: number;
+}
+const C_EQ = 0;
+const C_PREFIX = 2;
+const C_RANGE = 4;
+const C_NEG = 1;
+
+function holds(x: Scalar, kind: number, a: number, b: number): boolean {
+  if (x === undefined) return false;
+  let yes = false;
+  if (typeof x === 'number') {
+    switch (kind & ~C_NEG) {
+      case C_EQ:
+        yes = x === a;
+        break;
+      case C_PREFIX:
+        yes = (x & a) >>> 0 === b;
+        break;
+      default:
+        yes = x >= a && x <= b;
+    }
+  }
+  return yes !== ((kind & C_NEG) !== 0);
+}
+
+const goOn: Step = () => NEXT;
+
+/**
+ * One step for up to three comparisons, their constants held by the closure itself, and the step
+ * that follows them in the rule (`then`, when there is one).
+ */
+function fuse(cs: readonly Cond[], then: Step = goOn): Step {
+  const [c1, c2, c3] = cs as [Cond, Cond | undefined, Cond | undefined];
+  const r1 = c1.read;
+  const k1 = c1.kind;
+  const a1 = c1.a;
+  const b1 = c1.b;
+  if (c2 === undefined) return (env) => (holds(r1(env), k1, a1, b1) ? then(env) : NOMATCH);
+  const r2 = c2.read;
+  const k2 = c2.kind;
+  const a2 = c2.a;
+  const b2 = c2.b;
+  if (c3 === undefined) return (env) => (holds(r1(env), k1, a1, b1) && holds(r2(env), k2, a2, b2) ? then(env) : NOMATCH);
+  const r3 = c3.read;
+  const k3 = c3.kind;
+  const a3 = c3.a;
+  const b3 = c3.b;
+  return (env) => (holds(r1(env), k1, a1, b1) && holds(r2(env), k2, a2, b2) && holds(r3(env), k3, a3, b3) ? then(env) : NOMATCH);
+}
+
 function verdictSlot(v: Verdict): VerdictSlot {
   return { verdict: v, code: VERDICT_CODE[v.kind], target: undefined };
 }
@@ -531,6 +699,7 @@ function sequence(steps: readonly Step[]): Step {
 
 function buildIndex(elements: readonly Element[]): SetIndex {
   const exact: ExactIndex = new Map();
+  const exactHits: { key: Scalar[]; hit: Hit }[] = [];
   const scan: Hit[] = [];
   let parts = 0;
   for (const el of elements) {
@@ -553,8 +722,32 @@ function buildIndex(elements: readonly Element[]): SetIndex {
       m = next;
     }
     m.set(key[key.length - 1], hit);
+    exactHits.push({ key, hit });
   }
-  return { exact, parts, scan };
+  return { exact, parts, scan, ...packIndex(exactHits, parts) };
+}
+
+/** Packed (several parts) or dense (one small integer part) forms of the exact keys, when they fit. */
+function packIndex(hits: readonly { key: readonly Scalar[]; hit: Hit }[], parts: number): Pick<SetIndex, 'packed' | 'radix' | 'dense'> {
+  if (hits.length === 0 || !hits.every((h) => h.key.length === parts && h.key.every((v) => typeof v === 'number' && Number.isInteger(v) && v >= 0))) return {};
+  const max: number[] = new Array<number>(parts).fill(0);
+  for (const { key } of hits) for (let i = 0; i < parts; i++) max[i] = Math.max(max[i] as number, key[i] as number);
+  if (parts === 1) {
+    if ((max[0] as number) >= 1024) return {};
+    const dense: (Hit | undefined)[] = new Array<Hit | undefined>((max[0] as number) + 1).fill(undefined);
+    // The first element of a key wins, as in the nested index (later duplicates overwrite there: keep that).
+    for (const { key, hit } of hits) dense[key[0] as number] = hit;
+    return { dense };
+  }
+  const radix = max.map((m) => 2 ** Math.max(1, Math.ceil(Math.log2(m + 1))));
+  if (radix.reduce((a, r) => a * r, 1) > Number.MAX_SAFE_INTEGER) return {};
+  const packed = new Map<number, Hit>();
+  for (const { key, hit } of hits) {
+    let k = 0;
+    for (let i = 0; i < parts; i++) k = k * (radix[i] as number) + (key[i] as number);
+    packed.set(k, hit);
+  }
+  return { packed, radix };
 }
 
 // ---- values and readers

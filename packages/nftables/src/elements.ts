@@ -4,7 +4,7 @@
  * overlapping and adjacent intervals (nft's automerge).
  */
 import type { RawAtom, RawData, RawElement } from './commands.ts';
-import { parseIpv4, parseValue, typeMax, ValueError } from './datatypes.ts';
+import { describeType, parseIpv4, parseValue, typeMax, ValueError } from './datatypes.ts';
 import type { Span } from './errors.ts';
 import type { Token } from './lexer.ts';
 import type { DataType, Element, KeyPart, Value } from './types.ts';
@@ -75,6 +75,10 @@ export interface ElementTyping {
 
 /** Types one element against its set's declaration; `onVerdict` sees jump/goto targets. */
 export function typeElement(typing: ElementTyping, raw: RawElement): Element {
+  if (raw.key.length < typing.keyType.length && typing.keyType.length > 1) {
+    // nft 1.0.6 for an element with fewer parts than the set's concatenation.
+    throw new LocatedError(`invalid data type, expected concatenation of (${typing.keyType.map(describeType).join(', ')})`, raw.span);
+  }
   if (raw.key.length !== typing.keyType.length) {
     throw new LocatedError(`datatype mismatch, expected ${typing.keyType.join(' . ')}`, raw.span);
   }

@@ -202,6 +202,7 @@ export function hookSchedule(rs: Ruleset, hook: Hook, iptables: readonly Iptable
 
 const MAX_DEPTH = 16;
 const NO_TRACE: readonly NftTraceEntry[] = [];
+const EMPTY_TRACE: readonly NftTraceEntry[] = Object.freeze([]);
 
 /** How a base chain ended: accept (also by NAT), drop, reject, its policy, or unsupported. */
 const END_ACCEPT = 0;
@@ -429,7 +430,8 @@ function hookResult(verdict: NftVerdictKind, env: Env, ctMark: number | undefine
   if (ctMark !== undefined) r.ctMark = ctMark;
   if (nat !== undefined) r.nat = nat;
   r.notrack = notrack;
-  r.trace = env.trace === NO_TRACE ? [] : env.trace;
+  // Untraced: one shared, frozen empty list (a packet allocates only its result).
+  r.trace = env.trace === NO_TRACE ? EMPTY_TRACE : env.trace;
   if (unsupported !== undefined) r.unsupported = unsupported;
   return r as NftHookResult;
 }

@@ -17,6 +17,8 @@ export type TokenKind =
   | 'addr'
   /** `$name`: `text` is the name. */
   | 'var'
+  /** A character nft's scanner cannot place (its `JUNK` token): one character, a syntax error wherever it is. */
+  | 'junk'
   /** One of `{ } ( ) ; : , . - / @ = ! & | ^ * + < > == != <= >=`. */
   | 'punct'
   | 'newline'
@@ -72,7 +74,7 @@ function isWordChar(c: number): boolean {
   return isLetter(c) || isDigit(c) || c === 47 /* / */ || c === 45 /* - */ || c === 95 /* _ */ || c === 46 /* . */;
 }
 
-/** A character the scanner cannot place; reported like nft's "syntax error, unexpected junk". */
+/** A character the scanner cannot place (no longer thrown: the scanner returns a `junk` token, as nft's does). */
 export class ScanError extends Error {
   constructor(
     readonly line: number,
@@ -100,16 +102,34 @@ function token(kind: TokenKind, text: string, line: number, col: number, endCol:
 /**
  * The scanner as a stream: {@link Lexer.next} cuts one token at a time, so a parser holds only
  * the tokens it looks at (a whole file's tokens would otherwise live through every young-generation
- * collection of a long parse). Throws {@link ScanError} on a character nft cannot place.
+ * collection of a long parse). A character nft cannot place is a `junk` token.
+ *
+ * Lines and columns are counted as nft's scanner counts them: a quoted string runs to the next
+ * double quote, across newlines, and its newlines do not start a line (the columns run on from
+ * where the string started, one per character). Every line after such a string is then numbered
+ * one less per newline it held; {@link Lexer.lineMap} gives the line of the text nft prints for
+ * each line number it reports.
  */
 export class Lexer {
   private i = 0;
   private line = 1;
   private lineStart = 0;
   private readonly n: number;
+  /** The text's line (1-based) where each reported line starts, once a string spanned lines. */
+  private map: number[] | undefined;
+  /** Newlines swallowed by quoted strings so far. */
+  private swallowed = 0;
 
   constructor(private readonly text: string) {
     this.n = text.length;
+  }
+
+  /**
+   * For each line number nft reports, the line of the text it prints (they differ after a quoted
+   * string that spans lines); undefined while they are the same.
+   */
+  get lineMap(): readonly number[] | undefined {
+    return this.map;
   }
 
   next(): Token {
@@ -126,6 +146,7 @@ export class Lexer {
         i += 2;
         this.line++;
         this.lineStart = i;
+        if (this.map !== undefined) this.map[this.line] = this.line + this.swallowed;
         continue;
       }
       const line = this.line;
@@ -134,6 +155,7 @@ export class Lexer {
         this.i = i + 1;
         this.line++;
         this.lineStart = i + 1;
+        if (this.map !== undefined) this.map[this.line] = this.line + this.swallowed;
         return token('newline', '\n', line, i - ls + 1, i + 1 - ls);
       }
       if (c === 35 /* # */) {
@@ -141,11 +163,27 @@ export class Lexer {
         continue;
       }
       if (c === 34 /* " */) {
-        let j = i + 1;
-        while (j < n && text.charCodeAt(j) !== 34 && text.charCodeAt(j) !== 10) j++;
-        if (j >= n || text.charCodeAt(j) !== 34) throw new ScanError(line, i - ls + 1);
+        // nft's `\"[^"]*\"`: to the next double quote, newlines included; without one, the
+        // quote is junk and the scanner goes on after it.
+        const j = text.indexOf('"', i + 1);
+        if (j < 0) {
+          this.i = i + 1;
+          return token('junk', '"', line, i - ls + 1, i - ls + 1);
+        }
         this.i = j + 1;
-        return token('string', text.slice(i + 1, j), line, i - ls + 1, j + 1 - ls);
+        const body = text.slice(i + 1, j);
+        let nl = body.indexOf('\n');
+        if (nl >= 0) {
+          if (this.map === undefined) {
+            this.map = [];
+            for (let l = 0; l <= this.line; l++) this.map[l] = l;
+          }
+          while (nl >= 0) {
+            this.swallowed++;
+            nl = body.indexOf('\n', nl + 1);
+          }
+        }
+        return token('string', body, line, i - ls + 1, j + 1 - ls);
       }
       if (c === 36 /* $ */) {
         let j = i + 1;
@@ -183,6 +221,14 @@ export class Lexer {
         this.i = j;
         return token('word', text.slice(i, j), line, i - ls + 1, j - ls);
       }
+      if (c === 46 /* . */ && i + 1 < n && isWordChar(text.charCodeAt(i + 1))) {
+        // nft's scanner: a string may start with a dot, and the longest match wins, so `.6.7`
+        // (as in `5.6.7`, the number 5 then this) is one string; a dot alone is the concatenation.
+        let j = i + 1;
+        while (j < n && isWordChar(text.charCodeAt(j))) j++;
+        this.i = j;
+        return token('word', text.slice(i, j), line, i - ls + 1, j - ls);
+      }
       if (text.charCodeAt(i + 1) === 61 /* = */ && (c === 61 || c === 33 || c === 60 || c === 62)) {
         const two = PUNCT2_BY_CODE[c] as string;
         this.i = i + 2;
@@ -193,7 +239,8 @@ export class Lexer {
         this.i = i + 1;
         return token('punct', one, line, i - ls + 1, i + 1 - ls);
       }
-      throw new ScanError(line, i - ls + 1);
+      this.i = i + 1;
+      return token('junk', text[i] as string, line, i - ls + 1, i - ls + 1);
     }
     this.i = i;
     const col = i - this.lineStart + 1;

@@ -197,7 +197,7 @@ function formatRhs(r: Rhs): string {
     case 'range':
       return `${formatNumber(r.type, r.lo)}-${formatNumber(r.type, r.hi)}`;
     case 'prefix':
-      return `${formatIpv4(r.addr)}/${r.len}`;
+      return `${r.type === 'ipv4_addr' ? formatIpv4(r.addr) : formatNumber(r.type, r.addr)}/${r.len}`;
     case 'mask':
       return `${formatValue(r.value)} / ${formatValue(r.mask)}`;
     case 'set':

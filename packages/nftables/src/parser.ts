@@ -7,8 +7,8 @@
 import type { BaseSpecParsed, Command, DistributiveOmit, Named, RawAtom, RawData, RawElement, RuleBody, SetDecl } from './commands.ts';
 import { isBitmask, parseNumber, parseTime, SET_TYPE_NAMES } from './datatypes.ts';
 import { automerge, keyId, LocatedError, tokSpan, typeAtom, typeElement, typeToken } from './elements.ts';
-import type { Diagnostic, Span } from './errors.ts';
-import { Lexer, ScanError, type Token } from './lexer.ts';
+import { closest, type Diagnostic, type Span } from './errors.ts';
+import { Lexer, type Token } from './lexer.ts';
 import type {
   ChainType,
   DataType,
@@ -32,6 +32,8 @@ import type {
 export interface ParseResult {
   readonly commands: readonly Command[];
   readonly diagnostics: readonly Diagnostic[];
+  /** The scanner's line numbering against the text's, when a quoted string spanned lines (see {@link Lexer.lineMap}). */
+  readonly lineMap?: readonly number[];
 }
 
 const KEYWORDS: ReadonlySet<string> = new Set([
@@ -79,6 +81,8 @@ function tokenName(t: Token): string {
       return 'string';
     case 'var':
       return 'variable';
+    case 'junk':
+      return 'junk';
     case 'word':
       return KEYWORDS.has(t.text) || GLOBAL_KEYWORDS.has(t.text) ? t.text : 'string';
     case 'punct':
@@ -102,10 +106,34 @@ function tokenName(t: Token): string {
   }
 }
 
-class SyntaxError_ extends LocatedError {}
+/**
+ * An error bison recovers from: a syntax error (`token` is the one it could not place) or an
+ * action's `YYERROR` (an unknown variable, a redefinition: `token` is the last one read).
+ */
+class SyntaxError_ extends LocatedError {
+  constructor(
+    message: string,
+    span: Span,
+    readonly token: Token,
+  ) {
+    super(message, span, undefined, 'syntax');
+  }
+}
+
+/**
+ * An action's `YYERROR` in a rule of the form `block: block item stmt_separator` (a duplicated
+ * `comment`): bison pops the block with the rule, so the block around it recovers, from after the
+ * separator already read (the next line goes too).
+ */
+class BlockActionError extends SyntaxError_ {
+  popped = false;
+}
+
+/** bison gave up: the input ended while it recovered, or the tenth error was reached. */
+class ParseAbort extends Error {}
 
 function syntax(t: Token, expecting?: string): SyntaxError_ {
-  return new SyntaxError_(`syntax error, unexpected ${tokenName(t)}${expecting !== undefined ? `, expecting ${expecting}` : ''}`, tokSpan(t), undefined, 'syntax');
+  return new SyntaxError_(`syntax error, unexpected ${tokenName(t)}${expecting !== undefined ? `, expecting ${expecting}` : ''}`, tokSpan(t), t);
 }
 
 const HOOKS: ReadonlySet<string> = new Set(['prerouting', 'input', 'forward', 'output', 'postrouting']);
@@ -214,18 +242,11 @@ export interface ParseOptions {
 
 /** Parses an `nft -f` input. Syntax errors are collected (at most one per rule) rather than thrown. */
 export function parse(text: string, opts: ParseOptions = {}): ParseResult {
-  const toks = new TokenStream(new Lexer(text));
-  try {
-    const result = new Parser(toks, opts.version ?? '1.0.6').run();
-    // A character the scanner cannot place fails the whole input, wherever it is.
-    toks.scanToEnd();
-    return result;
-  } catch (e) {
-    if (e instanceof ScanError) {
-      return { commands: [], diagnostics: [{ code: 'syntax', span: { line: e.line, col: e.col, endCol: e.col }, message: e.message }] };
-    }
-    throw e;
-  }
+  const lexer = new Lexer(text);
+  const toks = new TokenStream(lexer);
+  const result = new Parser(toks, opts.version ?? '1.0.6').run();
+  const lineMap = lexer.lineMap;
+  return lineMap === undefined ? result : { ...result, lineMap };
 }
 
 /**
@@ -266,13 +287,24 @@ class TokenStream {
     this.buf = this.buf.slice(k);
     this.base = pos;
   }
+}
 
-  scanToEnd(): void {
-    while (this.eof === undefined) {
-      const t = this.lexer.next();
-      if (t.kind === 'eof') this.eof = t;
-    }
-  }
+/** A set or map declaration as its block is read. */
+interface SetDeclDraft {
+  keyType?: DataType[];
+  keyTypeof?: string;
+  dataType?: DataType[];
+  dataTypeof?: string;
+  typeSpan?: Span;
+  flags: SetFlag[];
+  timeoutMs?: number;
+  gcIntervalMs?: number;
+  size?: number;
+  counter: boolean;
+  comment?: string;
+  policy?: 'performance' | 'memory';
+  autoMerge?: boolean;
+  elements?: RawElement[];
 }
 
 class Parser {
@@ -297,33 +329,73 @@ class Parser {
           this.next();
           continue;
         }
-        this.tableOpened = false;
         try {
           this.topLevel();
         } catch (e) {
-          // bison's `line: error stmt_separator`: a syntax error in a command outside a table
-          // block drops the rest of its line (braces included) and the next line is read afresh.
-          if (!(e instanceof SyntaxError_) || this.tableOpened) throw e;
-          this.diags.push({ code: e.code, span: e.span, message: e.message });
-          if (this.diags.length >= 10) break;
-          this.skipToSeparator();
-          continue;
+          if (!(e instanceof SyntaxError_)) throw e;
+          this.recover(e);
         }
-        if (this.diags.length >= 10) break;
       }
     } catch (e) {
-      if (!(e instanceof LocatedError)) throw e;
-      this.diags.push({ code: e.code, span: e.span, message: e.message, ...(e.related !== undefined && { related: e.related }) });
+      if (e instanceof LocatedError) this.diags.push({ code: e.code, span: e.span, message: e.message, ...(e.related !== undefined && { related: e.related }) });
+      else if (!(e instanceof ParseAbort)) throw e;
     }
     return { commands: this.out, diagnostics: this.diags };
   }
 
-  /** Error recovery up to the next newline or semicolon, whatever comes before it. */
-  private skipToSeparator(): void {
+  /**
+   * bison's one error rule, `common_block: error stmt_separator`, which every block (table, chain,
+   * set, map, object) and the top level accept: after a syntax error the innermost open block
+   * drops every token through the next newline or semicolon (closing braces included) and reads
+   * on. The error's own token ends the recovery when it is a separator. The input ending first,
+   * or a tenth error, stops the parse (bison's YYABORT): what was read before stays.
+   */
+  private recover(e: SyntaxError_): void {
+    this.diags.push({ code: e.code, span: e.span, message: e.message });
+    if (this.diags.length >= 10 || e.token.kind === 'eof') throw new ParseAbort();
+    if (this.isSep(e.token)) {
+      // Consumed already, or next.
+      if ((this.pending[0] ?? this.toks.at(this.pos)) === e.token) this.next();
+      return;
+    }
     for (;;) {
-      const t = this.peek();
-      if (t.kind === 'eof' || this.isSep(t)) return;
-      this.next();
+      let t: Token;
+      if (this.pending.length > 0) t = this.pending.shift() as Token;
+      else {
+        t = this.toks.at(this.pos);
+        if (t.kind === 'eof') throw new ParseAbort();
+        this.toks.release(++this.pos);
+      }
+      if (this.isSep(t)) return;
+    }
+  }
+
+  /**
+   * After the closing brace of a chain, set, map or object block: inside a table block the item
+   * must end there (a separator), and bison, wanting one, has not yet left the block: an error
+   * there is recovered inside the block just closed, which then needs another `}`. Returns whether
+   * the block is done.
+   */
+  private closed(inTable: boolean): boolean {
+    const t = this.peek();
+    if (!inTable || this.isSep(t)) return true;
+    this.blockItem(() => {
+      throw syntax(t, 'newline or semicolon');
+    });
+    return false;
+  }
+
+  /** Runs one item of a block, recovering from a syntax error in it as bison does ({@link recover}). */
+  private blockItem(item: () => void): void {
+    try {
+      item();
+    } catch (e) {
+      if (!(e instanceof SyntaxError_)) throw e;
+      if (e instanceof BlockActionError && !e.popped) {
+        e.popped = true;
+        throw e;
+      }
+      this.recover(e);
     }
   }
 
@@ -351,7 +423,14 @@ class Parser {
       const t = i < this.pending.length ? this.pending[i] : this.toks.at(this.pos + i - this.pending.length);
       if (t?.kind !== 'var') continue;
       const def = (this.defines as Defines)[t.text];
-      if (def === undefined) throw new LocatedError(`unknown identifier '${t.text}'`, { line: t.line, col: t.col + 1, endCol: t.endCol });
+      if (def === undefined) {
+        // nft's action queues the error and calls YYERROR: recovered like a syntax error.
+        const near = closest(t.text, Object.keys(this.defines).map((n) => [n, n] as const));
+        const msg = `unknown identifier '${t.text}'${near !== undefined ? `; did you mean identifier \u2018${near}\u2019?` : ''}`;
+        if (i >= this.pending.length) this.pos += i - this.pending.length + 1;
+        else this.pending.splice(0, i + 1);
+        throw new SyntaxError_(msg, { line: t.line, col: t.col + 1, endCol: t.endCol }, t);
+      }
       if (i < this.pending.length) this.pending.splice(i, 1, ...def);
       else {
         const before = this.toks.slice(this.pos, this.pos + i - this.pending.length);
@@ -408,13 +487,13 @@ class Parser {
     return { n, tok: t };
   }
 
-  private endOfCommand(): void {
+  private endOfCommand(expecting?: string): void {
     const t = this.peek();
     if (t.kind === 'eof' || this.isSep(t)) {
       if (t.kind !== 'eof') this.next();
       return;
     }
-    throw syntax(t);
+    throw syntax(t, expecting);
   }
 
   private skipLine(): void {
@@ -440,6 +519,11 @@ class Parser {
         this.expectPunct('=');
         const value: Token[] = [];
         while (!this.isSep(this.peek()) && this.peek().kind !== 'eof') value.push(this.next());
+        if (this.defines[name.text] !== undefined) {
+          // nft's action queues the error and calls YYERROR after the separator: the next line goes too.
+          if (this.isSep(this.peek())) this.next();
+          throw new SyntaxError_(`redefinition of symbol '${name.text}'`, tokSpan(name), name);
+        }
         this.defines[name.text] = value;
         return;
       }
@@ -532,10 +616,8 @@ class Parser {
   }
 
   private lastTok: Token | undefined;
-  /** Set once the current top-level command's table block opened. */
-  private tableOpened = false;
-  /** Set once a table item's own block opened (errors inside it are not recovered at table level). */
-  private itemOpened = false;
+  /** How many element lists (`{ … }`) are open. */
+  private braces = 0;
   /** The transport protocol the rule has fixed so far (a header match, or `ip protocol`/`meta l4proto` of one value). */
   private l4: { readonly protos: readonly string[]; readonly span: Span; readonly header?: boolean } | undefined;
   /** The protocol `th` ports are read as: the latest header or single-protocol match. */
@@ -567,9 +649,9 @@ class Parser {
     const sets: Command[] = [];
     const objs: Command[] = [];
     const rules: Command[] = [];
-    if (this.isPunct(this.peek(), '{')) {
+    const opened = this.isPunct(this.peek(), '{');
+    if (opened) {
       this.next();
-      this.tableOpened = true;
       for (;;) {
         const t = this.peek();
         if (this.isSep(t)) {
@@ -581,22 +663,13 @@ class Parser {
           break;
         }
         this.next();
-        this.itemOpened = false;
-        try {
-          this.tableItem(t, family, name, cmd, chains, rules, objs, sets);
-        } catch (e) {
-          // bison's table-block error recovery, for an error before the item's block opens (an
-          // unknown item word, a keyword or quoted string as a name): the rest of the line goes,
-          // its opening brace too, so a later `}` closes the table.
-          if (!(e instanceof SyntaxError_) || this.itemOpened || this.peek().kind === 'eof') throw e;
-          this.diags.push({ code: e.code, span: e.span, message: e.message });
-          if (this.diags.length >= 10) throw e;
-          this.skipToSeparator();
-        }
+        this.blockItem(() => this.tableItem(t, family, name, cmd, chains, rules, objs, sets));
       }
     }
-    this.out.push({ kind: 'table', op, family, name, ...cmd, span: this.span(start, this.lastBefore()) }, ...sub, ...chains, ...objs, ...sets, ...rules);
-    this.endOfCommand();
+    const table: Command = { kind: 'table', op, family, name, ...cmd, span: this.span(start, this.lastBefore()) };
+    // `table NAME` without a block is a whole command: the grammar then wants its end.
+    this.endOfCommand('end of file or newline or semicolon');
+    this.out.push(table, ...sub, ...chains, ...objs, ...sets, ...rules);
   }
 
   /** One item of a table block (after its first word, `t`). */
@@ -615,8 +688,7 @@ class Parser {
           this.blockItemEnd();
         } else if (this.isWord(t, 'chain')) {
           const cname = this.identifier();
-          this.itemOpened = true;
-          const { chain, body } = this.chainBlock(family, name, cname, t);
+          const { chain, body } = this.chainBlock(family, name, cname, t, true);
           chains.push(chain);
           rules.push(...body);
           this.blockItemEnd();
@@ -624,17 +696,15 @@ class Parser {
           if (this.isWord(t, 'ct')) this.next();
           const kind = t.text === 'ct' ? 'ct helper' : (t.text as 'counter');
           const oname = this.identifier();
-          this.itemOpened = true;
-          const obj = this.objectBlock(kind, family, oname);
+          const obj = this.objectBlock(kind, family, oname, true);
           objs.push({ kind: 'object', op: 'add', family, table: name, name: oname, obj, span: oname.span });
           this.blockItemEnd();
         } else if (this.isWord(t, 'flowtable') || (this.isWord(t, 'ct') && (this.isWord(this.peek(), 'timeout') || this.isWord(this.peek(), 'expectation')))) {
           throw new LocatedError(`${t.text === 'ct' ? `ct ${this.peek().text}` : 'flowtable'} objects are not modelled by netsim`, tokSpan(t), undefined, 'unsupported');
         } else if (this.isWord(t, 'set') || this.isWord(t, 'map')) {
           const sname = this.identifier();
-          this.itemOpened = true;
           this.expectPunct('{');
-          const decl = this.setBlock(t.text === 'map');
+          const decl = this.setBlock(t.text === 'map', true);
           sets.push({ kind: 'set', op: 'add', family, table: name, name: sname, decl, span: sname.span });
           this.blockItemEnd();
         } else throw syntax(t);
@@ -649,8 +719,8 @@ class Parser {
   }
 
   /** `{ type … hook … priority …; policy …; comment "…"; rules }` */
-  private chainBlock(family: Family, table: Named, name: Named, start: Token): { chain: Command; body: Command[] } {
-    this.expectPunct('{');
+  private chainBlock(family: Family, table: Named, name: Named, start: Token, inTable = false): { chain: Command; body: Command[] } {
+    this.expectPunct('{', "'{'");
     let base: BaseSpecParsed | undefined;
     let policy: 'accept' | 'drop' | undefined;
     let policySpan: Span | undefined;
@@ -664,47 +734,44 @@ class Parser {
       }
       if (this.isPunct(t, '}')) {
         this.next();
-        break;
+        if (this.closed(inTable)) break;
+        continue;
       }
-      if (t.kind === 'eof') throw syntax(t);
-      if (this.isWord(t, 'type') && !this.isPunct(this.peek(1), '.')) {
-        this.next();
-        try {
-          base = this.baseSpec(family);
-        } catch (e) {
-          // A priority nft cannot place is reported while reading, and bison resumes after a syntax
-          // error at the next separator: either way the rest of the input is still read.
-          if (!(e instanceof LocatedError) || (e.code !== 'eval' && !(e instanceof SyntaxError_))) throw e;
-          this.diags.push({ code: e.code, span: e.span, message: e.message });
-          if (this.diags.length >= 10) throw e;
-          this.skipLine();
+      this.blockItem(() => {
+        if (this.isWord(t, 'type') && !this.isPunct(this.peek(1), '.')) {
+          this.next();
+          try {
+            base = this.baseSpec(family);
+          } catch (e) {
+            // A priority nft cannot place is reported while reading, and the rest is read on.
+            if (!(e instanceof LocatedError) || e.code !== 'eval' || e instanceof SyntaxError_) throw e;
+            this.diags.push({ code: e.code, span: e.span, message: e.message });
+            if (this.diags.length >= 10) throw new ParseAbort();
+            this.skipLine();
+          }
+          return;
         }
-        continue;
-      }
-      if (this.isWord(t, 'policy')) {
-        this.next();
-        const p = this.next();
-        if (!this.isWord(p, 'accept') && !this.isWord(p, 'drop')) throw syntax(p);
-        policy = p.text as 'accept' | 'drop';
-        policySpan = this.span(t, p);
-        this.endStmt();
-        continue;
-      }
-      if (this.isWord(t, 'comment') && this.peek(1).kind === 'string') {
-        this.next();
-        comment = this.next().text;
-        this.endStmt();
-        continue;
-      }
-      try {
+        if (this.isWord(t, 'policy')) {
+          this.next();
+          const p = this.next();
+          if (!this.isWord(p, 'accept') && !this.isWord(p, 'drop')) throw syntax(p, "accept or drop or '$'");
+          policy = p.text as 'accept' | 'drop';
+          policySpan = this.span(t, p);
+          this.endStmt();
+          return;
+        }
+        if (this.isWord(t, 'comment') && this.peek(1).kind === 'string') {
+          this.next();
+          const c = this.next();
+          const dup = comment !== undefined;
+          comment = c.text;
+          this.endStmt();
+          if (dup) throw new BlockActionError('You can only specify this once. This statement is duplicated.', this.span(t, c), c);
+          return;
+        }
         const rb = this.ruleBody(family);
         body.push({ kind: 'rule', op: 'add', family, table, chain: name, body: rb, span: rb.stmtSpan ?? rb.span });
-      } catch (e) {
-        if (!(e instanceof SyntaxError_)) throw e;
-        this.diags.push({ code: 'syntax', span: e.span, message: e.message });
-        if (this.diags.length >= 10) throw e;
-        this.skipLine();
-      }
+      });
     }
     const chain: Command = {
       kind: 'chain',
@@ -740,7 +807,7 @@ class Parser {
     const hook = this.next();
     if (!this.isWord(hook)) throw syntax(hook);
     if (!HOOKS.has(hook.text)) throw new LocatedError(`unknown chain hook`, tokSpan(hook));
-    const prioTok = this.expectWord('priority');
+    const prioTok = this.expectWord('priority', 'priority');
     const first = this.next();
     let prio: number;
     let last = first;
@@ -769,7 +836,7 @@ class Parser {
     if (this.isWord(this.peek(), 'policy')) {
       this.next();
       const p = this.next();
-      if (!this.isWord(p, 'accept') && !this.isWord(p, 'drop')) throw syntax(p);
+      if (!this.isWord(p, 'accept') && !this.isWord(p, 'drop')) throw syntax(p, "accept or drop or '$'");
       policy = p.text as 'accept' | 'drop';
       this.endStmt();
     }
@@ -784,27 +851,28 @@ class Parser {
     };
   }
 
-  private setBlock(isMap: boolean): SetDecl {
-    const d: {
-      keyType?: DataType[];
-      keyTypeof?: string;
-      dataType?: DataType[];
-      dataTypeof?: string;
-      typeSpan?: Span;
-      flags: SetFlag[];
-      timeoutMs?: number;
-      gcIntervalMs?: number;
-      size?: number;
-      counter: boolean;
-      comment?: string;
-      policy?: 'performance' | 'memory';
-      autoMerge?: boolean;
-      elements?: RawElement[];
-    } = { flags: [], counter: false };
+  private setBlock(isMap: boolean, inTable = false): SetDecl {
+    const d: SetDeclDraft = { flags: [], counter: false };
     for (;;) {
+      const first = this.peek();
+      if (this.isSep(first)) {
+        this.next();
+        continue;
+      }
+      if (this.isPunct(first, '}')) {
+        this.next();
+        if (this.closed(inTable)) break;
+        continue;
+      }
+      this.blockItem(() => this.setItem(isMap, d));
+    }
+    return { isMap, ...d };
+  }
+
+  /** One item of a set or map block. */
+  private setItem(isMap: boolean, d: SetDeclDraft): void {
+    {
       const t = this.next();
-      if (this.isSep(t)) continue;
-      if (this.isPunct(t, '}')) break;
       if (!this.isWord(t)) throw syntax(t);
       switch (t.text) {
         case 'type': {
@@ -816,7 +884,7 @@ class Parser {
             // evaluation reports too.
             if (!(e instanceof LocatedError) || e.code !== 'eval' || e instanceof SyntaxError_) throw e;
             this.diags.push({ code: e.code, span: e.span, message: e.message });
-            if (this.diags.length >= 10) throw e;
+            if (this.diags.length >= 10) throw new ParseAbort();
             this.skipLine();
             break;
           }
@@ -847,7 +915,7 @@ class Parser {
         case 'flags': {
           for (;;) {
             const f = this.next();
-            if (!this.isWord(f) || !['constant', 'interval', 'timeout', 'dynamic'].includes(f.text)) throw syntax(f);
+            if (!this.isWord(f) || !['constant', 'interval', 'timeout', 'dynamic'].includes(f.text)) throw syntax(f, 'constant or interval or dynamic or timeout');
             if (!d.flags.includes(f.text as SetFlag)) d.flags.push(f.text as SetFlag);
             if (!this.isPunct(this.peek(), ',')) break;
             this.next();
@@ -892,7 +960,6 @@ class Parser {
       }
       this.endStmt();
     }
-    return { isMap, ...d };
   }
 
   private typeList(isMap: boolean): { types: DataType[]; data?: DataType[] } {
@@ -911,9 +978,10 @@ class Parser {
     };
     const types = read();
     if (isMap) {
-      this.expectPunct(':');
+      this.expectPunct(':', 'colon or .');
       return { types, data: read() };
     }
+    if (this.isPunct(this.peek(), ':')) throw syntax(this.next(), 'newline or semicolon or .');
     return { types };
   }
 
@@ -932,6 +1000,15 @@ class Parser {
 
   /** Elements after `{`, through the closing `}`. */
   private rawElements(isMap: boolean): RawElement[] {
+    this.braces++;
+    try {
+      return this.rawElementsIn(isMap);
+    } finally {
+      this.braces--;
+    }
+  }
+
+  private rawElementsIn(isMap: boolean): RawElement[] {
     const out: RawElement[] = [];
     for (;;) {
       let t = this.peek();
@@ -982,7 +1059,7 @@ class Parser {
     }
     let data: RawData | undefined;
     if (isMap || this.isPunct(this.peek(), ':')) {
-      this.expectPunct(':');
+      this.expectPunct(':', 'colon');
       data = this.rawData();
     }
     const end = this.lastBefore();
@@ -1032,7 +1109,13 @@ class Parser {
     if (this.isPunct(n, '/') && t.kind === 'addr') {
       this.next();
       const len = this.next();
-      if (len.kind !== 'number') throw syntax(len, 'number');
+      if (len.kind !== 'number') {
+        // Inside braces bison wants the number; after a match it has read a word there as a
+        // value and wants a list's comma next.
+        if (this.braces > 0) throw syntax(len, 'number');
+        if (len.kind === 'word') throw syntax(this.next(), 'comma');
+        throw syntax(len);
+      }
       const l = Number(len.text);
       if (l > 32) throw new LocatedError(`Prefix length ${l} is invalid for type of 32 bits width`, this.span(t, len));
       return { kind: 'prefix', addr: t, len: l, span: this.span(t, len) };
@@ -1065,7 +1148,7 @@ class Parser {
       const { chain, body } = this.chainBlock(family, table, name, start);
       this.out.push({ ...chain, op, span: name.span, errSpan: this.cmdSpan(start) } as Command, ...body);
     } else this.out.push({ kind: 'chain', op, family, table, name, span: name.span, errSpan: this.cmdSpan(start) });
-    this.endOfCommand();
+    this.endOfCommand('end of file or newline or semicolon');
   }
 
   private ruleCmd(op: 'add' | 'insert' | 'replace', start: Token): void {
@@ -1091,11 +1174,11 @@ class Parser {
     const name = this.identifier();
     const obj = this.isPunct(this.peek(), '{') || kind !== 'counter' ? this.objectBlock(kind, family, name) : { kind: 'counter' as const, name: name.name, packets: 0, bytes: 0 };
     this.out.push({ kind: 'object', op, family, table, name, obj, span: this.cmdSpan(start) });
-    this.endOfCommand();
+    this.endOfCommand('end of file or newline or semicolon');
   }
 
   /** `{ … }` of a `counter`, `quota`, `limit` or `ct helper` declaration. */
-  private objectBlock(kind: NftObject['kind'], family: Family, name: Named): DistributiveOmit<NftObject, 'handle'> {
+  private objectBlock(kind: NftObject['kind'], family: Family, name: Named, inTable = false): DistributiveOmit<NftObject, 'handle'> {
     this.expectPunct('{');
     let comment: string | undefined;
     let packets = 0;
@@ -1113,35 +1196,38 @@ class Parser {
       }
       if (this.isPunct(t, '}')) {
         this.next();
-        break;
+        if (this.closed(inTable)) break;
+        continue;
       }
-      if (this.isWord(t, 'comment')) {
-        this.next();
-        const c = this.next();
-        if (c.kind !== 'string') throw syntax(c, 'quoted string');
-        comment = c.text;
-      } else if (kind === 'counter' && this.isWord(t, 'packets')) {
-        ({ packets, bytes } = this.counterArgs());
-      } else if (kind === 'quota') {
-        quota = this.quotaStmt() as Extract<Stmt, { kind: 'quota' }>;
-      } else if (kind === 'limit') {
-        limit = this.limitStmt() as Extract<Stmt, { kind: 'limit' }>;
-      } else if (kind === 'ct helper' && this.isWord(t, 'type')) {
-        this.next();
-        const h = this.next();
-        if (h.kind !== 'string') throw syntax(h, 'quoted string');
-        helper = h.text;
-        this.expectWord('protocol');
-        const p = this.next();
-        if (!this.isWord(p, 'tcp') && !this.isWord(p, 'udp')) throw syntax(p);
-        protocol = p.text as 'tcp';
-      } else if (kind === 'ct helper' && this.isWord(t, 'l3proto')) {
-        this.next();
-        const l = this.next();
-        if (!this.isWord(l, 'ip') && !this.isWord(l, 'inet') && !this.isWord(l, 'ip6')) throw syntax(l);
-        l3proto = l.text as 'ip';
-      } else throw syntax(t);
-      this.blockItemEnd2();
+      this.blockItem(() => {
+        if (this.isWord(t, 'comment')) {
+          this.next();
+          const c = this.next();
+          if (c.kind !== 'string') throw syntax(c, 'quoted string');
+          comment = c.text;
+        } else if (kind === 'counter' && this.isWord(t, 'packets')) {
+          ({ packets, bytes } = this.counterArgs());
+        } else if (kind === 'quota') {
+          quota = this.quotaStmt() as Extract<Stmt, { kind: 'quota' }>;
+        } else if (kind === 'limit') {
+          limit = this.limitStmt() as Extract<Stmt, { kind: 'limit' }>;
+        } else if (kind === 'ct helper' && this.isWord(t, 'type')) {
+          this.next();
+          const h = this.next();
+          if (h.kind !== 'string') throw syntax(h, 'quoted string');
+          helper = h.text;
+          this.expectWord('protocol');
+          const p = this.next();
+          if (!this.isWord(p, 'tcp') && !this.isWord(p, 'udp')) throw syntax(p);
+          protocol = p.text as 'tcp';
+        } else if (kind === 'ct helper' && this.isWord(t, 'l3proto')) {
+          this.next();
+          const l = this.next();
+          if (!this.isWord(l, 'ip') && !this.isWord(l, 'inet') && !this.isWord(l, 'ip6')) throw syntax(l);
+          l3proto = l.text as 'ip';
+        } else throw syntax(t);
+        this.blockItemEnd2();
+      });
     }
     const base = { name: name.name, ...(comment !== undefined && { comment }) };
     switch (kind) {
@@ -1173,7 +1259,7 @@ class Parser {
     this.expectPunct('{');
     const decl = this.setBlock(isMap);
     this.out.push({ kind: 'set', op, family, table, name, decl, span: this.cmdSpan(start) });
-    this.endOfCommand();
+    this.endOfCommand('end of file or newline or semicolon');
   }
 
   private elementCmd(op: 'add' | 'create' | 'delete' | 'destroy', start: Token): void {
@@ -1267,7 +1353,8 @@ class Parser {
     const objRefs: (Named & { readonly type: NftObject['kind'] })[] = [];
     const updateSpans: Span[] = [];
     const anonSpans: Span[] = [];
-    const ctx: RuleCtx = { family, setRefs, targets, jumps, objRefs, updateSpans, anonSpans };
+    const setMatches: RuleCtx['setMatches'] = [];
+    const ctx: RuleCtx = { family, setRefs, setMatches, targets, jumps, objRefs, updateSpans, anonSpans };
     let beforeComment: Token | undefined;
     this.l4 = undefined;
     this.thProto = undefined;
@@ -1281,7 +1368,7 @@ class Parser {
         beforeComment ??= this.lastBefore();
         this.next();
         const s = this.next();
-        if (s.kind !== 'string') throw syntax(s, 'quoted string');
+        if (s.kind !== 'string') throw syntax(s, 'string or quoted string or string with a trailing asterisk');
         comment = s.text;
         continue;
       }
@@ -1314,6 +1401,7 @@ class Parser {
       ...(objRefs.length > 0 && { objRefs }),
       ...(updateSpans.length > 0 && { updateSpans }),
       ...(anonSpans.length > 0 && { anonSpans }),
+      ...(setMatches.length > 0 && { setMatches }),
       ...(evalError !== undefined && { evalError }),
       span: this.span(first, last),
       ...(beforeComment !== undefined && beforeComment !== first && { stmtSpan: this.span(first, beforeComment) }),
@@ -1333,6 +1421,7 @@ class Parser {
       case 'jump':
       case 'goto': {
         this.next();
+        if (this.isSep(this.peek()) || this.peek().kind === 'eof') throw syntax(this.next(), "'{'");
         const c = this.identifier();
         ctx.targets.push(c);
         ctx.jumps.push({ chain: c.name, span: this.span(t, this.lastBefore()) });
@@ -1453,6 +1542,7 @@ class Parser {
       return { kind: 'ct-set', key: 'mark', source: this.source('mark', ctx) };
     }
     const left = this.lhsWithBinop(ctx.family);
+    const leftEnd = this.lastBefore();
     if (this.isWord(this.peek(), 'set')) {
       this.next();
       if (left.kind === 'exthdr' && this.isWord(this.peek(), 'rt') && this.isWord(this.peek(1), 'mtu')) {
@@ -1467,6 +1557,10 @@ class Parser {
       return { kind: 'vmap', lookup: this.mapLookup(left, ['verdict'], ctx) };
     }
     const { op, right } = this.rhs(left, ctx);
+    if (right.kind === 'setref' && left.kind !== 'concat') {
+      const ref = ctx.setRefs[ctx.setRefs.length - 1] as Named;
+      ctx.setMatches.push({ name: right.name, type: left.type, left: this.span(t, leftEnd), ref: { line: ref.span.line, col: ref.span.col - 1, endCol: ref.span.endCol } });
+    }
     if (((left.kind === 'meta' && left.key === 'l4proto') || (left.kind === 'payload' && left.proto === 'ip' && left.field === 'protocol')) && (op === 'implicit' || op === '==') && right.kind === 'value' && right.value.type === 'inet_proto') {
       const name = TRANSPORT_BY_NUMBER.get(right.value.n);
       // A later protocol match replaces an earlier one, not a header's.
@@ -1476,12 +1570,13 @@ class Parser {
       const protos = this.lastProtoSet.map((n) => TRANSPORT_BY_NUMBER.get(n) ?? String(n));
       this.l4 = { protos, span: this.span(t, this.lastBefore()) };
     }
-    if (left.kind === 'binop' && left.op === '&' && left.type === 'ipv4_addr' && (op === 'implicit' || op === '==' || op === '!=') && right.kind === 'value' && right.value.type === 'ipv4_addr') {
-      // An address under a contiguous mask is a prefix: `ip saddr & 255.255.0.0 == 10.1.0.0` lists as `ip saddr 10.1.0.0/16`.
+    if (left.kind === 'binop' && left.op === '&' && (left.type === 'ipv4_addr' || left.type === 'mark') && (op === 'implicit' || op === '==' || op === '!=') && right.kind === 'value' && right.value.type === left.type) {
+      // An address or mark under a contiguous mask is a prefix: `ip saddr & 255.255.0.0 == 10.1.0.0`
+      // lists as `ip saddr 10.1.0.0/16`, `meta mark & 0xffff0000 == 0` as `meta mark 0x00000000/16`.
       const m = (left.right as { n: number }).n;
       const len = 32 - Math.log2(((~m) >>> 0) + 1);
       if (Number.isInteger(len)) {
-        const prefix: Rhs = len === 32 ? right : { kind: 'prefix', type: 'ipv4_addr', addr: right.value.n, len };
+        const prefix: Rhs = len === 32 ? right : { kind: 'prefix', type: left.type, addr: right.value.n, len };
         return { kind: 'match', left: left.left, op: op === '!=' ? '!=' : 'implicit', right: prefix };
       }
     }
@@ -1504,7 +1599,7 @@ class Parser {
       if (this.isWord(t, 'prefix')) {
         this.next();
         const s = this.next();
-        if (s.kind !== 'string') throw syntax(s, 'quoted string');
+        if (s.kind !== 'string' && (s.kind !== 'word' || GLOBAL_KEYWORDS.has(s.text))) throw syntax(s, 'quoted string');
         out.prefix = s.text;
       } else if (this.isWord(t, 'level')) {
         this.next();
@@ -1623,7 +1718,7 @@ class Parser {
     this.next();
     const k = this.next();
     if (this.isWord(k, 'tcp')) {
-      this.expectWord('reset');
+      this.expectWord('reset', 'reset');
       // The latest protocol the rule matched decides (`icmp code 3 meta l4proto tcp` may reset).
       if (this.l4 !== undefined && (this.l4.protos.length > 1 || (this.thProto ?? this.l4.protos[0]) !== 'tcp')) throw new LocatedError('you cannot use tcp reset with this protocol', tokSpan(rejectTok), this.l4.span);
       return { kind: 'reject', with: { kind: 'tcp-reset' } };
@@ -1635,7 +1730,7 @@ class Parser {
         k.text === 'icmp'
           ? ['net-unreachable', 'host-unreachable', 'prot-unreachable', 'port-unreachable', 'net-prohibited', 'host-prohibited', 'admin-prohibited', 'frag-needed']
           : ['port-unreachable', 'admin-prohibited', 'no-route', 'host-unreachable'];
-      if (!this.isWord(code) || !ok.includes(code.text)) throw new LocatedError(`Could not parse ${k.text === 'icmp' ? 'ICMP' : 'reject'} code`, tokSpan(code));
+      if (!this.isWord(code) || !ok.includes(code.text)) throw new LocatedError(`Could not parse ${k.text} code`, tokSpan(code));
       if (k.text === 'icmpx' && ctx.family === 'ip') throw new LocatedError('abstracted ICMP unreachable not supported', tokSpan(code), tokSpan(rejectTok));
       if (k.text === 'icmpx' && code.text === 'port-unreachable' && ipv4Known) return { kind: 'reject', with: { kind: 'icmp', code: 'port-unreachable' } };
       return { kind: 'reject', with: { kind: k.text === 'icmp' ? 'icmp' : 'icmpx', code: code.text } };
@@ -1854,7 +1949,7 @@ class Parser {
       const type = this.isWord(k) ? META_KEYS[k.text] : undefined;
       if (type === undefined && k.kind === 'word' && !NFT_META_KEYS.includes(k.text) && !GLOBAL_KEYWORDS.has(k.text)) {
         // nft's scanner reads an unknown word after `meta` and names the keys it knows.
-        throw new SyntaxError_(`syntax error, unexpected ${k.text}, known keys are ${NFT_META_KEYS.join(', ')}`, this.span(t, k), undefined, 'syntax');
+        throw new SyntaxError_(`syntax error, unexpected ${k.text}, known keys are ${NFT_META_KEYS.join(', ')}`, this.span(t, k), k);
       }
       if (type === undefined) throw syntax(k);
       if (k.text === 'nfproto' && family === 'ip') throw new LocatedError('meta nfproto is only useful in the inet family', this.span(t, k));
@@ -1895,7 +1990,7 @@ class Parser {
     }
     if (t.text === 'numgen') {
       const m = this.next();
-      if (!this.isWord(m, 'random') && !this.isWord(m, 'inc')) throw syntax(m);
+      if (!this.isWord(m, 'random') && !this.isWord(m, 'inc')) throw syntax(m, 'random or inc');
       this.expectWord('mod');
       const mod = this.number().n;
       let offset = 0;
@@ -2000,6 +2095,7 @@ class Parser {
 
 interface RuleCtx {
   readonly family: Family;
+  readonly setMatches: { readonly name: string; readonly type: DataType; readonly left: Span; readonly ref: Span }[];
   readonly objRefs: (Named & { readonly type: NftObject['kind'] })[];
   readonly updateSpans: Span[];
   readonly anonSpans: Span[];

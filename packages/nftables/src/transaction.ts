@@ -10,8 +10,9 @@
  *    not use, statements a hook may not run, loops) and then aborts the whole batch.
  */
 import type { Command, Named, RawElement } from './commands.ts';
+import { describeType } from './datatypes.ts';
 import { automerge, checkConflicts, keyId, LocatedError, typeElement } from './elements.ts';
-import { NftError, type Diagnostic, type NftErrorCode, type Span } from './errors.ts';
+import { closest, NftError, type Diagnostic, type NftErrorCode, type Span } from './errors.ts';
 import { parse } from './parser.ts';
 import type { Chain, DataType, Element, Family, Hook, NftObject, NftSet, NftVersion, Rule, Ruleset, SetFlag, Stmt, Table } from './types.ts';
 import { DEFAULT_NFT_VERSION } from './types.ts';
@@ -68,53 +69,12 @@ interface WTable {
   objects: Map<string, NftObject>;
   sets: Map<string, WSet>;
   chains: Map<string, WChain>;
+  /** Chains this batch adds that the kernel refuses: in nft's cache all the same (no "did you mean"), absent from the kernel. */
+  refused?: Set<string>;
   nextHandle: number;
   /** Rule-add commands of this batch, with their spans, for the sticky validation failure. */
   ruleCmds: { batch: number; span: Span; anon?: readonly Span[] }[];
   touched: boolean;
-}
-
-/**
- * nft's string distance (src/misspell.c): optimal string alignment, with its indexing kept as it
- * is there (position i of the table compares the characters after it, the string's NUL last).
- */
-function misspellDistance(a: string, b: string): number {
-  const la = a.length;
-  const lb = b.length;
-  const at = (s: string, i: number): number => (i < s.length ? s.charCodeAt(i) : 0);
-  const d: number[][] = [];
-  for (let i = 0; i <= la; i++) d.push(new Array<number>(lb + 1).fill(0));
-  const row = (i: number): number[] => d[i] as number[];
-  for (let i = 0; i <= la; i++) row(i)[0] = i;
-  for (let j = 0; j <= lb; j++) row(0)[j] = j;
-  for (let i = 1; i <= la; i++) {
-    for (let j = 1; j <= lb; j++) {
-      const subcost = at(a, i) === at(b, j) ? 0 : 1;
-      let v = Math.min((row(i - 1)[j] as number) + 1, (row(i)[j - 1] as number) + 1, (row(i - 1)[j - 1] as number) + subcost);
-      if (i > 1 && j > 1 && at(a, i) === at(b, j - 1) && at(a, i - 1) === at(b, j)) v = Math.min(v, (row(i - 2)[j - 2] as number) + subcost);
-      row(i)[j] = v;
-    }
-  }
-  return row(la)[lb] as number;
-}
-
-/** The closest of `names` to `wanted` by nft's rule (string_misspell_update), or undefined. */
-function closest<T>(wanted: string, candidates: readonly (readonly [string, T])[]): T | undefined {
-  let best: T | undefined;
-  let min = Infinity;
-  for (const [name, obj] of candidates) {
-    const maxLen = Math.max(name.length, wanted.length);
-    const minLen = Math.min(name.length, wanted.length);
-    if (maxLen <= 1) continue;
-    const threshold = maxLen - minLen <= 1 ? Math.max(Math.ceil(maxLen / 3), 1) : Math.ceil((maxLen + 2) / 3);
-    const dist = misspellDistance(name, wanted);
-    if (dist > threshold) continue;
-    if (dist < min) {
-      min = dist;
-      best = obj;
-    }
-  }
-  return best;
 }
 
 function objKey(kind: NftObject['kind'], name: string): string {
@@ -319,9 +279,12 @@ export function tryNftApply(ruleset: Ruleset, text: string, opts: ApplyOptions =
     kernelDiags.sort((a, b) => a.batch - b.batch);
     diags.push(...kernelDiags.map(({ batch: _batch, ...d }) => d));
   }
-  if (diags.length > 0) return { ok: false, error: new NftError(file, text, diags.slice(0, 10)) };
+  if (diags.length > 0) return { ok: false, error: new NftError(file, text, diags.slice(0, 10), parsed.lineMap) };
   return { ok: true, ruleset: tx.result() };
 }
+
+/** Set key types a match's expression must have exactly (see {@link Transaction.checkSetTypes}). */
+const DISTINCT_TYPES: ReadonlySet<DataType> = new Set<DataType>(['ipv4_addr', 'inet_service', 'inet_proto', 'ifname', 'mark']);
 
 class Transaction {
   private readonly tables = new Map<string, WTable>();
@@ -487,10 +450,16 @@ class Transaction {
         if (cmd.base !== undefined) {
           const ok = cmd.base.type === 'filter' || (cmd.base.type === 'nat' && NAT_HOOKS.includes(cmd.base.hook)) || (cmd.base.type === 'route' && cmd.base.hook === 'output');
           // nat chains must run after conntrack (priority above -200).
-          if (!ok || (cmd.base.type === 'nat' && cmd.base.priority <= -200)) throw new KernelError('EOPNOTSUPP', cmd.errSpan ?? cmd.name.span);
+          if (!ok || (cmd.base.type === 'nat' && cmd.base.priority <= -200)) {
+            if (existing === undefined) (t.refused ??= new Set()).add(cmd.name.name);
+            throw new KernelError('EOPNOTSUPP', cmd.errSpan ?? cmd.name.span);
+          }
         }
         // A policy belongs to base chains: on a regular one the kernel refuses it.
-        if (cmd.base === undefined && cmd.policySpan !== undefined && existing?.base === undefined) throw new KernelError('EOPNOTSUPP', cmd.policySpan);
+        if (cmd.base === undefined && cmd.policySpan !== undefined && existing?.base === undefined) {
+          if (existing === undefined) (t.refused ??= new Set()).add(cmd.name.name);
+          throw new KernelError('EOPNOTSUPP', cmd.policySpan);
+        }
         if (existing !== undefined) {
           if (cmd.op === 'create') throw new KernelError('EEXIST', cmd.name.span);
           if (cmd.base !== undefined && existing.base !== undefined) {
@@ -555,6 +524,7 @@ class Transaction {
     const t = this.need(cmd.family, cmd.table);
     const chain = t.chains.get(cmd.chain.name);
     if (chain === undefined) {
+      if (t.refused?.has(cmd.chain.name) === true) throw new KernelError('ENOENT', cmd.chain.span);
       // With a near name in its cache nft fails before sending the batch, and says which.
       const hint = this.chainHint(cmd.chain.name);
       if (hint !== undefined) throw new LocatedError(hint, cmd.chain.span);
@@ -562,10 +532,17 @@ class Transaction {
     }
     for (const target of cmd.body.targets) {
       if (!t.chains.has(target.name)) {
+        if (t.refused?.has(target.name) === true) throw new KernelError('ENOENT', target.span);
         const hint = this.chainHint(target.name);
         if (hint !== undefined) throw new LocatedError(hint, target.span);
         throw new KernelError('ENOENT', target.span);
       }
+    }
+    // A jump or goto statement to a base chain: the kernel refuses the verdict (at its chain name).
+    for (const j of cmd.body.jumps) {
+      if (t.chains.get(j.chain)?.base === undefined) continue;
+      const target = cmd.body.targets.find((n) => n.name === j.chain && n.span.line === j.span.line && n.span.endCol === j.span.endCol);
+      if (target !== undefined) throw new KernelError('EOPNOTSUPP', target.span);
     }
     for (const ref of cmd.body.objRefs ?? []) {
       if (!t.objects.has(objKey(ref.type, ref.name))) throw new KernelError('ENOENT', ref.span);
@@ -609,6 +586,14 @@ class Transaction {
   /** Lookups in a named set or map must match its key type (and a vmap needs a verdict map). */
   private checkSetTypes(cmd: Extract<Command, { kind: 'rule' }>, t: WTable | undefined): void {
     if (t === undefined) return;
+    for (const m of cmd.body.setMatches ?? []) {
+      const set = t.sets.get(m.name)?.set;
+      const want = set?.keyType.length === 1 ? set.keyType[0] : undefined;
+      // Types that never convert into each other (nft's datatype check; integer subtypes are left alone).
+      if (want !== undefined && want !== m.type && DISTINCT_TYPES.has(want) && DISTINCT_TYPES.has(m.type)) {
+        throw new LocatedError(`datatype mismatch, expected ${describeType(m.type)}, expression has type ${describeType(want)}`, m.ref, m.left);
+      }
+    }
     for (const s of cmd.body.stmts) {
       if (s.kind === 'vmap' && s.lookup.map.kind === 'ref') {
         const set = t.sets.get(s.lookup.map.name)?.set;
@@ -634,6 +619,14 @@ class Transaction {
     if (existing !== undefined) {
       check();
       if (cmd.op === 'create') throw new KernelError('EEXIST', cmd.name.span);
+      // The kernel takes an add of an existing set only when it declares the same set: key and
+      // data types, flags (a timeout implies its flag) and element counters; the comment, size,
+      // policy and timeout value may differ.
+      const e = existing.set;
+      const flags = d.timeoutMs !== undefined && !d.flags.includes('timeout') ? [...d.flags, 'timeout'] : d.flags;
+      const same = (a: readonly string[] | undefined, b: readonly string[] | undefined): boolean => (a ?? []).length === (b ?? []).length && (a ?? []).every((x, i) => x === (b ?? [])[i]);
+      const sameFlags = flags.length === e.flags.length && flags.every((f) => (e.flags as readonly string[]).includes(f));
+      if (!same(e.keyType, d.keyType) || !same(e.dataType, d.dataType) || !sameFlags || e.counter !== d.counter) throw new KernelError('EEXIST', cmd.name.span);
       if (d.elements !== undefined) this.addElements(existing, d.elements, batch, false);
       return;
     }

@@ -251,3 +251,65 @@ describe('kube-proxy nftables ruleset', () => {
     expect(evaluateHook(rs, p, ctx({ hook: 'prerouting' })).nat?.addr?.lo).toBe(ip(endpointIp(8, 0)));
   });
 });
+
+describe('set and map indexes', () => {
+  const rs = nftApply(
+    emptyRuleset(),
+    `table ip t {
+	map m {
+		type ipv4_addr . inet_service : verdict
+		elements = { 192.0.2.1 . 80 : accept, 192.0.2.2 . 80 : drop, 192.0.2.3 . 0 : drop }
+	}
+	chain c {
+		type filter hook input priority 0; policy accept;
+		ip daddr . tcp dport vmap @m
+		counter
+	}
+	chain n {
+		type filter hook output priority 0; policy accept;
+		numgen inc mod 4 vmap { 0 : drop, 2 : drop }
+	}
+}
+`,
+  );
+  const tcp = (daddr: string, dport: number): NftPacket => ({ saddr: ip('198.51.100.1'), daddr: ip(daddr), protocol: 6, sport: 40000, dport, mark: 0 });
+  const ruleVerdicts = (p: NftPacket): string[] => evaluateHook(rs, p, ctx({ trace: true })).trace.map((e) => `${e.kind} ${e.verdict}`);
+  it('finds a concatenated key exactly, and no other: a part larger than every element part misses', () => {
+    expect(ruleVerdicts(tcp('192.0.2.1', 80))).toEqual(['rule accept']);
+    expect(ruleVerdicts(tcp('192.0.2.2', 80))).toEqual(['rule drop']);
+    expect(ruleVerdicts(tcp('192.0.2.3', 0))).toEqual(['rule drop']);
+    // 208 = 80 + 128: packed as one number without the bound, it would read as 192.0.2.2 . 80.
+    expect(ruleVerdicts(tcp('192.0.2.1', 208))).toEqual(['rule continue', 'policy accept']);
+    expect(ruleVerdicts(tcp('192.0.2.1', 81))).toEqual(['rule continue', 'policy accept']);
+  });
+  it('looks small integer keys up by value: numgen inc 1 and 3 miss, 0 and 2 drop', () => {
+    const state = createNftEvalState();
+    const verdicts = [0, 1, 2, 3, 4].map(() => evaluateHook(rs, tcp('192.0.2.9', 22), ctx({ hook: 'output' }), state).verdict);
+    expect(verdicts).toEqual(['drop', 'accept', 'drop', 'accept', 'drop']);
+  });
+});
+
+describe('comparisons with constants, run as one step', () => {
+  const rs = nftApply(
+    emptyRuleset(),
+    `table ip t {
+	chain c {
+		type filter hook input priority 0; policy accept;
+		ip saddr != 10.0.0.0/8 tcp dport 1024-2048 meta mark != 0x5 ip ttl 64 drop
+		ip saddr 10.1.0.0/16 tcp dport 53 reject
+	}
+}
+`,
+  );
+  const p = (saddr: string, dport: number, mark: number, ttl = 64): NftPacket => ({ saddr: ip(saddr), daddr: ip('192.0.2.10'), protocol: 6, sport: 40000, dport, mark, ttl });
+  it('matches only when every comparison holds, four in a row included', () => {
+    expect(evaluateHook(rs, p('198.51.100.1', 1500, 0), ctx()).verdict).toBe('drop');
+    expect(evaluateHook(rs, p('10.2.3.4', 1500, 0), ctx()).verdict).toBe('accept');
+    expect(evaluateHook(rs, p('198.51.100.1', 1023, 0), ctx()).verdict).toBe('accept');
+    expect(evaluateHook(rs, p('198.51.100.1', 2048, 5), ctx()).verdict).toBe('accept');
+    expect(evaluateHook(rs, p('198.51.100.1', 2048, 6, 63), ctx()).verdict).toBe('accept');
+    expect(evaluateHook(rs, p('10.1.9.9', 53, 0), ctx()).verdict).toBe('reject');
+    // A UDP packet has no tcp dport: the comparison fails, whatever the operator.
+    expect(evaluateHook(rs, { ...p('198.51.100.1', 1500, 0), protocol: 17 }, ctx()).verdict).toBe('accept');
+  });
+});

@@ -1,7 +1,10 @@
 /**
- * kube-proxy in nftables mode as a netsim controller, fixed (kube-proxy's behaviour) and faulty
- * (after a failed transaction it goes on with partial syncs, as `syncProxyRules` would without the
- * `needFullSync` it sets on every failure: the changes that sync carried are lost).
+ * kube-proxy in nftables mode as a netsim controller, fixed (kube-proxy's behaviour) and faulty.
+ * The faulty proxy's default flaw: after a failed transaction it goes on with partial syncs, as
+ * `syncProxyRules` would without the `needFullSync` it sets on every failure (the changes that sync
+ * carried are lost) — the iptables proxier's kubernetes/kubernetes#112604 in nftables mode, where
+ * it has not been reported. `{ flaw: 'stale-chain-reuse' }` selects the nftables-mode bug
+ * kubernetes/kubernetes#122604 instead (see {@link KubeProxyNftFlaw}).
  */
 import type { Controller, ControllerContext, JsonObject } from '@netsim/sim';
 import { OptionsReader } from '../options.ts';
@@ -19,9 +22,15 @@ export interface KubeProxyNftOptions {
   readonly minSyncPeriodMs?: number;
   /** `--nodeport-addresses`: `all` (default) or `primary` (the node's InternalIP only). */
   readonly nodePortAddresses?: 'all' | 'primary';
+  /** The faulty variant's flaw (default `partial-sync-after-failure`); not an option of the fixed one. */
+  readonly flaw?: KubeProxyNftFlaw;
 }
 
-/** The faulty variant's flaw: the bug class of kubernetes/kubernetes#112604 in nftables mode. */
+/**
+ * The faulty variant's default flaw: kubernetes/kubernetes#112604's mechanism (an iptables-mode
+ * report) in the nftables proxier; `flaw: 'stale-chain-reuse'` is the nftables-mode
+ * kubernetes/kubernetes#122604.
+ */
 export const KUBE_PROXY_NFT_FAULTY_FLAW: KubeProxyNftFlaw = 'partial-sync-after-failure';
 
 /**
@@ -39,12 +48,13 @@ export function kubeProxyNft(variant: KubeProxyNftVariant, options: JsonObject =
   const syncPeriodMs = r.int('syncPeriodMs', 30_000, 1, 3_600_000);
   const minSyncPeriodMs = r.int('minSyncPeriodMs', 1000, 0, 3_600_000);
   const nodePortAddresses = r.oneOf('nodePortAddresses', 'all', ['all', 'primary']);
+  const flaw = variant === 'faulty' ? r.oneOf<KubeProxyNftFlaw>('flaw', KUBE_PROXY_NFT_FAULTY_FLAW, ['partial-sync-after-failure', 'stale-chain-reuse']) : undefined;
   r.done();
   return {
     name: 'kube-proxy',
     declares: kubeProxyNftDeclaration(syncPeriodMs),
     create: (ctx) => {
-      const p = new NftProxier(ctx, { clusterCidr, syncPeriodMs, minSyncPeriodMs, nodePortAddresses, ...(variant === 'faulty' ? { flaw: KUBE_PROXY_NFT_FAULTY_FLAW } : {}) });
+      const p = new NftProxier(ctx, { clusterCidr, syncPeriodMs, minSyncPeriodMs, nodePortAddresses, ...(flaw !== undefined ? { flaw } : {}) });
       return { start: () => p.run(), stop: () => p.stop() };
     },
   };

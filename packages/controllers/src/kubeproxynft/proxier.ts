@@ -56,8 +56,18 @@ export const NFT_FULL_SYNC_PERIOD_MS = 3_600_000;
 /** How long a chain stays flushed before kube-proxy deletes it. */
 export const STALE_CHAIN_DELAY_MS = 1000;
 
-/** The one bug the faulty proxy carries (see `flaws.ts`). */
-export type KubeProxyNftFlaw = 'partial-sync-after-failure';
+/**
+ * The bug the faulty proxy carries:
+ * - `partial-sync-after-failure` (the default): after a failed transaction it goes on with partial
+ *   syncs, the mechanism of kubernetes/kubernetes#112604 (reported for the iptables proxier; the
+ *   nftables proxier has forced a full sync after every failed transaction since its first
+ *   version, so this is that iptables bug transplanted, not an nftables-mode report);
+ * - `stale-chain-reuse`: a chain flushed as unused and used again before its deletion was due
+ *   stays in the stale list and is deleted under a reference a second later, failing the whole
+ *   deletion transaction with "Device or resource busy" — kubernetes/kubernetes#122604, an
+ *   nftables-mode bug, fixed by kubernetes/kubernetes#122605 (what the fixed proxy does).
+ */
+export type KubeProxyNftFlaw = 'partial-sync-after-failure' | 'stale-chain-reuse';
 
 export interface NftProxierOptions {
   /** `--cluster-cidr` (`--detect-local-mode=ClusterCIDR`). */
@@ -441,8 +451,8 @@ export class NftProxier {
           tx.add(`flush chain ${T} ${chain}`);
           if (!this.staleChains.has(chain)) this.staleChains.set(chain, now);
         } else {
-          // Used again before it was deleted (kubernetes/kubernetes#122604).
-          this.staleChains.delete(chain);
+          // Used again before it was deleted (kubernetes/kubernetes#122604; the flaw keeps it listed).
+          if (this.opts.flaw !== 'stale-chain-reuse') this.staleChains.delete(chain);
         }
       }
     } else if (!/No such file or directory/.test(listed.stderr)) {

@@ -123,7 +123,21 @@ describe('kube-proxy-nft:fixed', () => {
     expect(formatRuleset(w.nftRuleset('node-1'))).toContain(`chain ${svc} {`);
   });
 
+  it('should delete a chain used again before its deletion was due, under its reference, with the flaw of kubernetes/kubernetes#122604 (faulty, stale-chain-reuse)', async () => {
+    const w = new World({ seed: 1, cluster: { nodes: [{ name: 'node-1' }], services: [web], pods: [pod('web-0', 'node-1', 'web')] }, controller: kubeProxyNft('faulty', { minSyncPeriodMs: 200, flaw: 'stale-chain-reuse' }) });
+    w.at(2600, { kind: 'pod.create', pod: pod('web-1', 'node-1', 'web') });
+    w.at(3000, { kind: 'pod.delete', name: 'web-0' });
+    w.at(6000, { kind: 'pod.create', pod: pod('web-2', 'node-1', 'web') });
+    expect((await w.run(8000)).status).toBe('ok');
+    const svc = `service-${servicePortChainNameBase('default/web', 'http', 'tcp')}`;
+    expect(transactions(w, 'node-1').some((t) => t.includes(`delete chain ip kube-proxy ${svc}\n`))).toBe(true);
+    // The issue's log: the whole deletion transaction fails on the chain still jumped to.
+    expect(story(w.events).join('\n')).toMatch(/Unable to delete stale chains; will retry later.*Device or resource busy/s);
+    expect(formatRuleset(w.nftRuleset('node-1'))).toContain(`chain ${svc} {`);
+  });
+
   it('should refuse options it does not know', () => {
+    expect(() => kubeProxyNft('fixed', { flaw: 'stale-chain-reuse' })).toThrow(/kube-proxy-nft:fixed: option "flaw" is not an option/);
     expect(() => kubeProxyNft('fixed', { iptablesSyncPeriod: 1 })).toThrow(/kube-proxy-nft:fixed: option "iptablesSyncPeriod" is not an option/);
     expect(CONTROLLERS['kube-proxy-nft:faulty']({}).name).toBe('kube-proxy');
   });
