@@ -19,9 +19,9 @@ import { runIn } from './exec.ts';
 import { injectionArb, poolFor, type Pool, type Profile } from './generate.ts';
 import type { Injection, Lab } from './lab.ts';
 import { diffOutcomes, fromKernel, sortKeys, type Outcome } from './outcome.ts';
-import { PROTO_ICMP, PROTO_TCP, PROTO_UDP } from './packet.ts';
+import { PROTO_ICMP } from './packet.ts';
 import { injectedPacket } from './pathModel.ts';
-import { buildNetsimHost, hostSysctls, netsimHostOutcome, replyTo, type RpFilter } from './wholeHost.ts';
+import { buildNetsimHost, hostSysctls, netsimHostOutcome, replyTo, stepLines, type HostStep, type RpFilter } from './wholeHost.ts';
 
 /** The table every case loads (and the reset deletes). */
 export const NFT_TABLE = 'ncf';
@@ -182,13 +182,8 @@ export function nftCounters(listing: string): { [key: string]: number } {
   return sortKeys(out);
 }
 
-export interface NftStep {
-  readonly injection: Injection;
-  readonly kernel: Outcome;
-  readonly netsim: Outcome;
-  readonly trace: HostTraceResult;
-  readonly diffs: readonly string[];
-}
+/** One packet of an nft case: the same record as a whole-host step. */
+export type NftStep = HostStep;
 
 export type NftCaseResult =
   | { readonly kind: 'ran'; readonly steps: readonly NftStep[]; readonly diffs: readonly string[] }
@@ -322,16 +317,7 @@ export function formatNftDisagreement(c: NftPacketCase, r: NftCaseResult, replay
   if (r.kind === 'load') lines.push(`  - load: kernel ${r.kernelError ?? 'accepts'}, netsim ${r.netsimError ?? 'accepts'}`);
   else lines.push(...r.diffs.map((d) => `  - ${d}`));
   lines.push('ruleset (nft -f input):', ...c.nft.trimEnd().split('\n').map((l) => `  ${l}`));
-  if (r.kind === 'ran') {
-    r.steps.forEach((s, i) => {
-      const p = s.injection.packet;
-      const where = s.injection.kind === 'ingress' ? `from ${s.injection.peer}` : 'sent by the node';
-      lines.push(`packet ${i + 1}: ${p.proto === PROTO_TCP ? 'tcp' : p.proto === PROTO_UDP ? 'udp' : 'icmp'} ${formatIpv4(p.src)}${p.proto === PROTO_ICMP ? '' : `:${p.sport}`} > ${formatIpv4(p.dst)}${p.proto === PROTO_ICMP ? '' : `:${p.dport}`} ${where}`);
-      lines.push(`  kernel: counters ${JSON.stringify(s.kernel.counters)} egress [${s.kernel.egress.join('; ')}] delivered ${s.kernel.delivered} conntrack [${s.kernel.conntrack.join('; ')}]`);
-      lines.push(`  netsim: counters ${JSON.stringify(s.netsim.counters)} egress [${s.netsim.egress.join('; ')}] delivered ${s.netsim.delivered} conntrack [${s.netsim.conntrack.join('; ')}]`);
-      lines.push(`  netsim trace: fate ${s.trace.fate}${s.trace.reason === null ? '' : ` (${s.trace.reason})`}`);
-    });
-  }
+  if (r.kind === 'ran') lines.push(...stepLines(r.steps));
   return lines.join('\n');
 }
 

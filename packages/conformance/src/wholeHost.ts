@@ -345,7 +345,14 @@ export function formatHostDisagreement(c: HostCase, r: HostCaseResult, replay: s
       .split('\n')
       .map((l) => `  ${l}`),
   ];
-  r.steps.forEach((s, i) => {
+  lines.push(...stepLines(r.steps));
+  return lines.join('\n');
+}
+
+/** Each packet of a case, what the kernel and netsim made of it, and netsim's fate (for disagreement reports). */
+export function stepLines(steps: readonly HostStep[]): string[] {
+  const lines: string[] = [];
+  steps.forEach((s, i) => {
     const p = s.injection.packet;
     const where = s.injection.kind === 'ingress' ? `from ${s.injection.peer}` : 'sent by the node';
     lines.push(`packet ${i + 1}: ${p.proto === PROTO_TCP ? 'tcp' : p.proto === PROTO_UDP ? 'udp' : 'icmp'} ${formatIpv4(p.src)}${p.proto === PROTO_ICMP ? '' : `:${p.sport}`} > ${formatIpv4(p.dst)}${p.proto === PROTO_ICMP ? '' : `:${p.dport}`} ${where}`);
@@ -353,5 +360,5 @@ export function formatHostDisagreement(c: HostCase, r: HostCaseResult, replay: s
     lines.push(`  netsim: counters ${JSON.stringify(s.netsim.counters)} egress [${s.netsim.egress.join('; ')}] delivered ${s.netsim.delivered} conntrack [${s.netsim.conntrack.join('; ')}]`);
     lines.push(`  netsim trace: fate ${s.trace.fate}${s.trace.reason === null ? '' : ` (${s.trace.reason})`}`);
   });
-  return lines.join('\n');
+  return lines;
 }
