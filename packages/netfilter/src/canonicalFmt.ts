@@ -37,7 +37,7 @@ import { isTableName } from './ruleset.ts';
 import { SAVE_TABLE_ORDER } from './save.ts';
 import { hooksAndLoopsValid } from './saveBuilder.ts';
 import { splitInto } from './tokenize.ts';
-import { IPTABLES_TARGET_NAMES, targetModule } from './targets.ts';
+import { IPTABLES_TARGET_NAMES, targetModule, targetModules } from './targets.ts';
 import { BUILTIN_CHAINS, type Ipv4, type Rule, type TableName, type Target } from './types.ts';
 
 interface LeanChain {
@@ -89,7 +89,6 @@ function byteHash(b: Uint8Array, from: number, to: number): number {
  * chains and the hooks each chain's rules allow — columns of numbers, not objects per rule.
  */
 class LeanTable implements JumpResolver {
-  readonly byName = new Map<string, LeanChain>();
   readonly chains: LeanChain[] = [];
   readonly builtins: number;
   private readonly ruleChain = new Column();
@@ -101,6 +100,8 @@ class LeanTable implements JumpResolver {
   private allowed = new Column();
   /** Chain index + 1 by hash of the name, open addressing (0: empty): finds names read as bytes. */
   private slots = new Int32Array(64);
+  /** Per chain index: the hash of its name (so a lookup compares names only on a full match). */
+  private readonly hashes = new Column();
 
   constructor(readonly name: TableName) {
     for (const hook of BUILTIN_CHAINS[name]) this.add(hook, true);
@@ -110,8 +111,8 @@ class LeanTable implements JumpResolver {
   add(name: string, builtin: boolean, at = -1): LeanChain {
     const c: LeanChain = { name, index: this.chains.length, builtin, at, policy: 'ACCEPT', declared: false, rules: 0, jumpTarget: undefined, gotoTarget: undefined };
     this.chains.push(c);
-    this.byName.set(name, c);
     this.allowed.push(ALL_HOOKS);
+    this.hashes.push(nameHashOf(name, 0, name.length));
     if (this.chains.length * 2 > this.slots.length) {
       this.slots = new Int32Array(this.slots.length * 4);
       for (const k of this.chains) this.slot(k);
@@ -121,7 +122,8 @@ class LeanTable implements JumpResolver {
 
   private slot(c: LeanChain): void {
     const mask = this.slots.length - 1;
-    let i = nameHashOf(c.name, 0, c.name.length) & mask;
+    const h = this.hashes.data[c.index] as number;
+    let i = h & mask;
     while (this.slots[i] !== 0) i = (i + 1) & mask;
     this.slots[i] = c.index + 1;
   }
@@ -141,20 +143,38 @@ class LeanTable implements JumpResolver {
     return true;
   }
 
+  /** The chain named `name`, if there is one. */
+  find(name: string): LeanChain | undefined {
+    const slots = this.slots;
+    const mask = slots.length - 1;
+    const h = nameHashOf(name, 0, name.length);
+    const hashes = this.hashes.data;
+    for (let i = h & mask; ; i = (i + 1) & mask) {
+      const v = slots[i] as number;
+      if (v === 0) return undefined;
+      if (hashes[v - 1] === h) {
+        const c = this.chains[v - 1] as LeanChain;
+        if (c.name === name) return c;
+      }
+    }
+  }
+
   /** The index of the chain named `b[from, to)`, or -1. */
   indexAt(b: Uint8Array, from: number, to: number): number {
     const slots = this.slots;
     const mask = slots.length - 1;
     const len = to - from;
-    for (let i = byteHash(b, from, to) & mask; ; i = (i + 1) & mask) {
+    const h = byteHash(b, from, to);
+    const hashes = this.hashes.data;
+    for (let i = h & mask; ; i = (i + 1) & mask) {
       const v = slots[i] as number;
       if (v === 0) return -1;
-      if (this.sameName(b, v - 1, from, len)) return v - 1;
+      if (hashes[v - 1] === h && this.sameName(b, v - 1, from, len)) return v - 1;
     }
   }
 
   jumpTo(name: string, isGoto: boolean): Target | undefined {
-    const c = this.byName.get(name);
+    const c = this.find(name);
     if (c === undefined || c.builtin) return undefined;
     if (isGoto) return (c.gotoTarget ??= Object.freeze({ kind: 'goto', chain: c.name }));
     return (c.jumpTarget ??= Object.freeze({ kind: 'jump', chain: c.name }));
@@ -163,7 +183,7 @@ class LeanTable implements JumpResolver {
   /** Records the rule at `[start, end)` of the input, of `chain`. */
   rule(chain: LeanChain, start: number, end: number, rule: Rule): void {
     const to = jumpTarget(rule);
-    this.proven(chain.index, start, end, ruleHookMask(rule), to === undefined ? -1 : (this.byName.get(to) as LeanChain).index);
+    this.proven(chain.index, start, end, ruleHookMask(rule), to === undefined ? -1 : (this.find(to) as LeanChain).index);
   }
 
   /** Records the rule at `[start, end)` of the input, of chain `k`: the hooks it allows and the chain it jumps to (or -1). */
@@ -247,7 +267,7 @@ class GeneralReader {
       mode: 'restore',
       table: 'filter',
       userChain: (_table, name) => {
-        const c = this.current?.byName.get(name);
+        const c = this.current?.find(name);
         return c === undefined || c.builtin ? undefined : c.name;
       },
       jumpTo: (_table, name, isGoto) => this.current?.jumpTo(name, isGoto),
@@ -307,13 +327,13 @@ class Reader {
     const table = this.table as LeanTable;
     const fast = this.fast;
     let rule = fast.rule(s, start, end, table.name, table, false);
-    let chain = rule === undefined ? undefined : table.byName.get(fast.chain);
+    let chain = rule === undefined ? undefined : table.find(fast.chain);
     if (rule === undefined) {
       // Another module or target: the general parser reads it, as `restore` does.
       const read = this.general.read(s.slice(start, end), endsWithNewline, table);
       if (read === undefined) return false;
       rule = read.rule;
-      chain = table.byName.get(read.chain);
+      chain = table.find(read.chain);
     }
     if (chain === undefined || refusedInTable(rule, table.name)) return false;
     // The line must be exactly `-A CHAIN WORDS…`: what iptables-save prints for the rule.
@@ -332,7 +352,7 @@ class Reader {
     if (name === undefined) return false;
     const from = start + 1 + name.length;
     const rest = (word: string): boolean => end - from === word.length && s.startsWith(word, from);
-    const existing = table.byName.get(name);
+    const existing = table.find(name);
     if (existing?.builtin === true) {
       // A built-in chain's policy, once; counters are not applied without --counters.
       if (existing.declared || existing.rules > 0) return false;
@@ -449,8 +469,8 @@ export function formatCanonicalBytes(bytes: Buffer, write: (chunk: string) => vo
       continue;
     }
     if (c0 === 58 /* : */) {
-      if (!reader.chainLine(bytes.toString('latin1', start, end), 0, end - start, start)) return false;
-      continue;
+      if (userChainLine(table, bytes, start, end) || reader.chainLine(bytes.toString('latin1', start, end), 0, end - start, start)) continue;
+      return false;
     }
     if (end - start === 6 && bytes.toString('latin1', start, end) === 'COMMIT' && reader.commit()) continue;
     return false;
@@ -470,6 +490,31 @@ export function formatCanonicalBytes(bytes: Buffer, write: (chunk: string) => vo
 
 // ---------------------------------------------------------------------------------------------
 // The prover
+
+/** Target extensions and the names of those kept verbatim are all capitals (see fastRule.ts). */
+const targetNamesAreCapitals = [...IPTABLES_TARGET_NAMES, ...targetModules()].every((t) => /^[A-Z]+$/.test(typeof t === 'string' ? t : t.name));
+const USER_CHAIN_TAIL = ' - [0:0]';
+
+/**
+ * A new user chain's line `:NAME - [0:0]` read in place, NAME of `[A-Za-z0-9_-]` with some
+ * other character than a capital (so not named like a target) and not taken: the chain is added
+ * to `table`. False, having done nothing, for any other line (the reader reads it).
+ */
+function userChainLine(table: LeanTable, b: Buffer, start: number, end: number): boolean {
+  const nameEnd = end - USER_CHAIN_TAIL.length;
+  const len = nameEnd - start - 1;
+  if (!targetNamesAreCapitals || len < 1 || len > 28) return false;
+  for (let i = 0; i < USER_CHAIN_TAIL.length; i++) if (b[nameEnd + i] !== USER_CHAIN_TAIL.charCodeAt(i)) return false;
+  let capitals = true;
+  for (let i = start + 1; i < nameEnd; i++) {
+    const c = b[i] as number;
+    if (c >= 128 || SAFE[c] === 0) return false;
+    if (c < 65 || c > 90) capitals = false;
+  }
+  if (capitals || table.indexAt(b, start + 1, nameEnd) >= 0) return false;
+  table.add(b.toString('latin1', start + 1, nameEnd), false, start + 1);
+  return true;
+}
 
 /** Characters of a bare word the prover reads: printable ASCII but quotes and backslash. */
 const WORD = new Uint8Array(128);
