@@ -1,9 +1,10 @@
 /**
  * @internal
  * A fast reader for the rule lines `iptables-save` itself prints, in the shapes that make up
- * almost all of a kube-proxy dump: the header options in canonical order (`-s -d -i -o -p`),
- * `-m comment`, `-m tcp`/`-m udp` with `--sport`/`--dport`, `-m statistic --mode random`, and a
- * verdict, a jump, a goto, `DNAT --to-destination` or `REJECT --reject-with` as target.
+ * almost all of a kube-proxy dump: the header options in canonical order (`-s -d -i -o -p`), then
+ * `-m` matches and a target whose modules give a fast-path reader (`MatchModule.fast`,
+ * `TargetModule.fast`, see src/fastCursor.ts: today comment, tcp/udp ports, `statistic --mode
+ * random`, DNAT and REJECT, each in its own module), or a verdict, a jump or a goto.
  *
  * It reads the line in place, inside the whole input (no line string, no word list, no option
  * tables, no extension instances), and shares the immutable pieces consecutive rules repeat (a
@@ -20,9 +21,10 @@
  * `test/fastRule.test.ts` checks both on generated rulesets, every fixture and mutated lines.
  */
 import { protoMatch, ACCEPT_TARGET, DROP_TARGET, RETURN_TARGET } from './command.ts';
-import { probabilityText, probabilityThreshold, truncateUtf8 } from './matches.ts';
-import { IPTABLES_TARGET_NAMES, targetModule, targetModules } from './targets.ts';
-import type { AddrMatch, Counters, IfaceMatch, Ipv4, Match, NatRange, PortMatch, RejectWith, Rule, TableName, Target } from './types.ts';
+import type { FastCursor, FastMatchReader, FastTargetReader } from './fastCursor.ts';
+import { matchModules, type MatchModule } from './matches.ts';
+import { IPTABLES_TARGET_NAMES, targetModule, targetModules, type TargetModule } from './targets.ts';
+import type { AddrMatch, Counters, IfaceMatch, Ipv4, Match, Rule, TableName, Target } from './types.ts';
 
 /** What the reader needs from the table being restored (a `TableDraft`). */
 export interface JumpResolver {
@@ -34,41 +36,28 @@ export interface JumpResolver {
 
 type MutableRule = { -readonly [K in keyof Rule]: Rule[K] };
 
-const COMMENT_MAX_BYTES = 255;
 /** Longer words may need "Parameter too long!" or truncation checks: left to the general parser. */
 const LONG_WORD = 255;
 const IFNAMSIZ = 16;
+/** The matches and targets whose modules give a fast-path reader (`fast`), in registry order. */
+const FAST_MATCHES: readonly MatchModule[] = [...matchModules()].filter((m) => m.fast !== undefined);
+const FAST_TARGETS: readonly TargetModule[] = [...targetModules()].filter((t) => t.fast !== undefined);
+/** Each `-m` at most once: a bit per fast match (there are few). */
+const MAX_FAST_MATCHES = 30;
 const CHAIN_NAME_MAX = 28;
 /** Slots of the address cache, indexed by the top bits of a multiplicative hash. */
 const ADDR_BITS = 8;
 const ADDR_SLOTS = 1 << ADDR_BITS;
-const PORT_SLOTS = 64;
-
-const REJECT_WITH: ReadonlySet<string> = new Set<RejectWith>([
-  'icmp-net-unreachable',
-  'icmp-host-unreachable',
-  'icmp-port-unreachable',
-  'icmp-proto-unreachable',
-  'icmp-net-prohibited',
-  'icmp-host-prohibited',
-  'icmp-admin-prohibited',
-  'tcp-reset',
-]);
-
-/** Protocols whose ports DNAT may name (needPortProto in targets.ts). */
-function portProto(proto: number): boolean {
-  return proto === 6 || proto === 17 || proto === 132 || proto === 33;
-}
 
 /** Target extensions and the names of those kept verbatim are all capitals: a name with anything else is a chain. */
 const TARGET_NAME_CHARS = /^[A-Z]+$/;
 const targetNamesAreCapitals = [...IPTABLES_TARGET_NAMES, ...targetModules()].every((t) => TARGET_NAME_CHARS.test(typeof t === 'string' ? t : t.name));
 
-export class FastRuleReader {
+export class FastRuleReader implements FastCursor {
   /** The input, the end of the current line and the read position. */
-  private s = '';
-  private n = 0;
-  private p = 0;
+  s = '';
+  n = 0;
+  p = 0;
   /** The chain of the last rule read. */
   chain = '';
   /**
@@ -89,25 +78,21 @@ export class FastRuleReader {
 
   // Shared immutable pieces, per reader (one reader per restore). Only small caches that stay in
   // the processor's cache: a lookup in a large table costs more than the objects it would save.
+  /** The fast readers of the modules, made for this reader (they keep their own small caches). */
+  private readonly matchReaders: readonly FastMatchReader[] = FAST_MATCHES.map((m) => (m.fast as () => FastMatchReader)());
+  private readonly targetReaders: readonly FastTargetReader[] = FAST_TARGETS.map((t) => (t.fast as () => FastTargetReader)());
+  /** What the readers are told of the rule being read (mutated per rule, never kept by them). */
+  private readonly ctx: { proto: number; protoNegate: boolean; table: TableName } = { proto: 0, protoNegate: false, table: 'filter' };
   /**
-   * The comment read last (kube-proxy gives consecutive rules the same comment), when it was kept
-   * whole, and the match arrays made with it: `[comment]`, and `[comment, other]` for the last
-   * `other` it was made with.
+   * The first match of the last rule whose arrays were shared (a comment kube-proxy repeats, which
+   * its reader returns as the same object), and the match arrays made with it: `[first]`, and
+   * `[first, other]` for the last `other` it was made with.
    */
-  private comment0: (Match & { readonly kind: 'comment' }) | undefined;
-  /** Where the text of `comment0` was read: `commentIn[commentAt…]`. */
-  private commentIn = '';
-  private commentAt = 0;
+  private first: Match | undefined;
   private alone: Match[] | undefined;
   private other: Match | undefined;
   private pair: Match[] | undefined;
   private readonly noMatches: Match[] = [];
-  private readonly bareTcp: Match = { kind: 'tcp' };
-  private readonly bareUdp: Match = { kind: 'udp' };
-  /** `-m tcp --dport N` (and udp), direct-mapped by port: the few service ports repeat. */
-  private readonly portKeys = new Int32Array(PORT_SLOTS).fill(-1);
-  private readonly portMatches: (Match | undefined)[] = new Array<Match | undefined>(PORT_SLOTS).fill(undefined);
-  private readonly statistic = new Map<number, Match>();
   /** Address matches, direct-mapped by address, prefix and negation (a pod CIDR repeats). */
   private readonly addrKeys = new Float64Array(ADDR_SLOTS).fill(-1);
   private readonly addrs: (AddrMatch | undefined)[] = new Array<AddrMatch | undefined>(ADDR_SLOTS).fill(undefined);
@@ -117,8 +102,8 @@ export class FastRuleReader {
   private lastJumpFrom: JumpResolver | undefined;
 
   /** Scratch results of the number readers. */
-  private addr = 0;
-  private num = 0;
+  addr = 0;
+  num = 0;
 
   /** Remembers a chain name as the table stores it, so that lines naming it need no new string. */
   name(name: string, text?: string, at = -1): void {
@@ -256,37 +241,31 @@ export class FastRuleReader {
     let m3: Match | undefined;
     let count = 0;
     let loaded = 0;
+    const ctx = this.ctx;
+    ctx.proto = proto;
+    ctx.protoNegate = protoNegate;
+    ctx.table = table;
     while (this.p < n && s.startsWith('-m ', this.p)) {
       this.p += 3;
       const end = this.wordEnd();
       if (end < 0) return undefined;
       const len = end - this.p;
-      let m: Match | undefined;
-      let bit: number;
-      if (len === 7 && s.startsWith('comment', this.p)) {
-        bit = 1;
-        this.next(end);
-        m = this.comment();
-      } else if (len === 3 && s.startsWith('tcp', this.p)) {
-        bit = 2;
-        this.next(end);
-        m = proto === 6 ? this.ports(true) : undefined;
-      } else if (len === 3 && s.startsWith('udp', this.p)) {
-        bit = 4;
-        this.next(end);
-        m = proto === 17 ? this.ports(false) : undefined;
-      } else if (len === 9 && s.startsWith('statistic', this.p)) {
-        bit = 8;
-        this.next(end);
-        m = this.randomStatistic();
-      } else return undefined;
-      // A bare tcp/udp match goes to the kernel as an xt match, refused with a negated -p.
-      if (m === undefined || (loaded & bit) !== 0 || (protoNegate && (m === this.bareTcp || m === this.bareUdp))) return undefined;
+      let k = 0;
+      for (; k < FAST_MATCHES.length; k++) {
+        const name = (FAST_MATCHES[k] as MatchModule).name;
+        if (name.length === len && s.startsWith(name, this.p)) break;
+      }
+      if (k === FAST_MATCHES.length || k >= MAX_FAST_MATCHES) return undefined;
+      const bit = 1 << k;
+      this.next(end);
+      const m = (this.matchReaders[k] as FastMatchReader)(this, ctx);
+      if (m === undefined || (loaded & bit) !== 0) return undefined;
       loaded |= bit;
       if (count === 0) m0 = m;
       else if (count === 1) m1 = m;
       else if (count === 2) m2 = m;
-      else m3 = m;
+      else if (count === 3) m3 = m;
+      else return undefined;
       count++;
     }
 
@@ -305,7 +284,14 @@ export class FastRuleReader {
     // Arrays of exact length; those of a remembered comment alone or with one other shared
     // match are shared too (kube-proxy repeats them: a service's cluster-IP rules, its endpoints').
     let matches: Match[];
-    const shared = m0 !== undefined && m0 === this.comment0;
+    // A first match that is not the one before (a new comment) starts a new sharing.
+    if (m0 !== this.first) {
+      this.first = m0;
+      this.alone = undefined;
+      this.other = undefined;
+      this.pair = undefined;
+    }
+    const shared = m0 !== undefined;
     if (count === 0) matches = this.noMatches;
     else if (count === 1) matches = shared ? (this.alone ??= [m0 as Match]) : [m0 as Match];
     else if (count === 2) {
@@ -373,7 +359,7 @@ export class FastRuleReader {
    * End of the plain word at the read position (no quote, no tab, not too long), or -1 when
    * there is none.
    */
-  private wordEnd(): number {
+  wordEnd(): number {
     const s = this.s;
     const n = this.n;
     let i = this.p;
@@ -387,12 +373,12 @@ export class FastRuleReader {
   }
 
   /** Moves past the word ending at `end` and the single space after it. */
-  private next(end: number): void {
+  next(end: number): void {
     this.p = end < this.n ? end + 1 : end;
   }
 
   /** True and moves on when the next word is exactly `word`. */
-  private word(word: string): boolean {
+  word(word: string): boolean {
     const end = this.p + word.length;
     if (end > this.n || !this.s.startsWith(word, this.p) || (end < this.n && this.s.charCodeAt(end) !== 32)) return false;
     this.next(end);
@@ -400,7 +386,7 @@ export class FastRuleReader {
   }
 
   /** The code of `s[i]`, or 32 (a blank) at the end of the line. */
-  private at(i: number): number {
+  at(i: number): number {
     return i < this.n ? this.s.charCodeAt(i) : 32;
   }
 
@@ -408,7 +394,7 @@ export class FastRuleReader {
    * An unsigned decimal starting at `i`, without leading zeros, at most `max`, into `num`: the
    * index after it, or -1.
    */
-  private digits(i: number, max: number): number {
+  digits(i: number, max: number): number {
     let c = this.at(i) - 48;
     if (c < 0 || c > 9) return -1;
     let v = c;
@@ -424,7 +410,7 @@ export class FastRuleReader {
   }
 
   /** A dotted quad starting at `i` as `tryParseIpv4` reads it, into `addr`: the index after it, or -1. */
-  private quad(i: number): number {
+  quad(i: number): number {
     let addr = 0;
     for (let part = 0; part < 4; part++) {
       if (part > 0) {
@@ -484,129 +470,6 @@ export class FastRuleReader {
   }
 
   // -------------------------------------------------------------------------------------------
-  // Matches
-
-  /** `--comment WORD` (quoted without escapes, or bare). */
-  private comment(): Match | undefined {
-    if (!this.word('--comment')) return undefined;
-    const s = this.s;
-    const n = this.n;
-    let from = this.p;
-    let to: number;
-    let after: number;
-    // Whether the quoted text may hold a backslash (an escape, left to the general parser): a
-    // comment equal to the one before does not, any other is searched once it is a string.
-    let quoted = false;
-    if (s.charCodeAt(from) === 34 /* " */) {
-      from++;
-      to = s.indexOf('"', from);
-      if (to < 0 || to >= n) return undefined; // unterminated: the word takes the newline
-      quoted = true;
-      after = to + 1;
-      if (after < n && s.charCodeAt(after) !== 32) return undefined;
-    } else {
-      to = this.wordEnd();
-      if (to < 0) return undefined;
-      after = to;
-    }
-    if (to - from > LONG_WORD) return undefined;
-    this.next(after);
-    const last = this.comment0;
-    if (last !== undefined && last.comment.length === to - from) {
-      // Compared in place with where it was read when that was in this same text.
-      if (s === this.commentIn ? FastRuleReader.same(s, this.commentAt, from, to - from) : s.startsWith(last.comment, from)) return last;
-    }
-    const text = s.slice(from, to);
-    if (quoted && text.includes('\\')) return undefined;
-    const comment = truncateUtf8(text, COMMENT_MAX_BYTES);
-    const m = { kind: 'comment' as const, comment };
-    // Compared with the text as written, so only a comment kept whole is remembered.
-    this.comment0 = comment === text ? m : undefined;
-    this.commentIn = s;
-    this.commentAt = from;
-    this.alone = undefined;
-    this.other = undefined;
-    this.pair = undefined;
-    return m;
-  }
-
-  /** `[! --sport R] [! --dport R]` of tcp (`isTcp`) or udp. */
-  private ports(isTcp: boolean): Match | undefined {
-    const sport = this.portOption('--sport');
-    if (sport === null) return undefined;
-    const dport = this.portOption('--dport');
-    if (dport === null) return undefined;
-    if (sport === undefined) {
-      if (dport === undefined) return isTcp ? this.bareTcp : this.bareUdp;
-      const r = dport.range;
-      if (!dport.negate && r.from === r.to) {
-        const key = r.from * 2 + (isTcp ? 0 : 1);
-        const slot = (r.from ^ (r.from >>> 6) ^ (isTcp ? 0 : 32)) & (PORT_SLOTS - 1);
-        if (this.portKeys[slot] === key) return this.portMatches[slot];
-        const m: Match = isTcp ? { kind: 'tcp', dport } : { kind: 'udp', dport };
-        this.portKeys[slot] = key;
-        this.portMatches[slot] = m;
-        return m;
-      }
-    }
-    const m: { kind: 'tcp' | 'udp'; sport?: PortMatch; dport?: PortMatch } = { kind: isTcp ? 'tcp' : 'udp' };
-    if (sport !== undefined) m.sport = sport;
-    if (dport !== undefined) m.dport = dport;
-    return m;
-  }
-
-  /** One optional `[!] --name P[:Q]`: undefined when absent, null when not in canonical form. */
-  private portOption(name: string): PortMatch | undefined | null {
-    const s = this.s;
-    let q = this.p;
-    let negate = false;
-    if (s.charCodeAt(q) === 33 && s.charCodeAt(q + 1) === 32 && q + 1 < this.n) {
-      negate = true;
-      q += 2;
-    }
-    const after = q + name.length;
-    if (after >= this.n || !s.startsWith(name, q) || s.charCodeAt(after) !== 32) return undefined;
-    let i = this.digits(after + 1, 65535);
-    if (i < 0) return null;
-    const from = this.num;
-    let to = from;
-    if (this.at(i) === 58 /* : */) {
-      i = this.digits(i + 1, 65535);
-      to = this.num;
-      // Equal ends, reversed ends and the full range (dropped) are left to the general parser.
-      if (i < 0 || from >= to || (from === 0 && to === 65535)) return null;
-    }
-    if (this.at(i) !== 32) return null;
-    this.next(i);
-    return { range: { from, to }, negate };
-  }
-
-  /** `--mode random --probability P` with P a plain decimal in [0, 1]. */
-  private randomStatistic(): Match | undefined {
-    if (!this.word('--mode') || !this.word('random') || !this.word('--probability')) return undefined;
-    const end = this.wordEnd();
-    if (end < 0) return undefined;
-    const s = this.s;
-    // d.ddd…: what iptables-save prints (other spellings go through the general parser's strtod).
-    const c0 = s.charCodeAt(this.p);
-    if ((c0 !== 48 && c0 !== 49) || s.charCodeAt(this.p + 1) !== 46 || end - this.p < 3) return undefined;
-    for (let i = this.p + 2; i < end; i++) {
-      const c = s.charCodeAt(i);
-      if (c < 48 || c > 57) return undefined;
-    }
-    const p = Number(s.slice(this.p, end));
-    if (!(p >= 0 && p <= 1)) return undefined;
-    this.next(end);
-    const threshold31 = probabilityThreshold(p);
-    let m = this.statistic.get(threshold31);
-    if (m === undefined) {
-      m = { kind: 'statistic', mode: 'random', probability: { text: probabilityText(threshold31), threshold31 }, negate: false };
-      this.statistic.set(threshold31, m);
-    }
-    return m;
-  }
-
-  // -------------------------------------------------------------------------------------------
   // Targets
 
   private jump(end: number, isGoto: boolean, t: JumpResolver): Target | undefined {
@@ -632,13 +495,16 @@ export class FastRuleReader {
       this.next(end);
       return RETURN_TARGET;
     }
-    if (len === 4 && s.startsWith('DNAT', p)) {
-      this.next(end);
-      return this.dnat(proto, protoNegate);
-    }
-    if (len === 6 && s.startsWith('REJECT', p)) {
-      this.next(end);
-      return this.reject(proto, protoNegate);
+    for (let k = 0; k < FAST_TARGETS.length; k++) {
+      const name = (FAST_TARGETS[k] as TargetModule).name;
+      if (name.length === len && s.startsWith(name, p)) {
+        this.next(end);
+        const ctx = this.ctx;
+        ctx.proto = proto;
+        ctx.protoNegate = protoNegate;
+        ctx.table = table;
+        return (this.targetReaders[k] as FastTargetReader)(this, ctx);
+      }
     }
     // The chain jumped to last (KUBE-MARK-MASQ, say, again and again): asked for by the name the
     // table stores, compared in place, so no string is made and the table compares pointers.
@@ -669,41 +535,5 @@ export class FastRuleReader {
       if (c < 65 || c > 90) return false;
     }
     return true;
-  }
-
-  /** `--to-destination a.b.c.d[:port]`. */
-  private dnat(proto: number, protoNegate: boolean): Target | undefined {
-    if (!this.word('--to-destination')) return undefined;
-    let i = this.quad(this.p);
-    if (i < 0) return undefined;
-    const ip = this.addr as Ipv4;
-    let to: NatRange;
-    if (this.at(i) === 58 /* : */) {
-      // A port needs a protocol with ports ("Need TCP, UDP, SCTP or DCCP with port specification").
-      if (!portProto(proto) || protoNegate) return undefined;
-      i = this.digits(i + 1, 65535);
-      if (i < 0 || this.num === 0) return undefined;
-      to = { minIp: ip, maxIp: ip, minPort: this.num, maxPort: this.num };
-    } else to = { minIp: ip, maxIp: ip };
-    if (this.at(i) !== 32) return undefined;
-    this.next(i);
-    return { kind: 'DNAT', to, random: false, persistent: false };
-  }
-
-  /** `REJECT [--reject-with TYPE]` with TYPE spelled out as iptables-save prints it. */
-  private reject(proto: number, protoNegate: boolean): Target | undefined {
-    let withType: RejectWith = 'icmp-port-unreachable';
-    if (this.p < this.n) {
-      if (!this.word('--reject-with')) return undefined;
-      const end = this.wordEnd();
-      if (end < 0) return undefined;
-      const name = this.s.slice(this.p, end);
-      if (!REJECT_WITH.has(name)) return undefined;
-      withType = name as RejectWith;
-      this.next(end);
-    }
-    // The kernel refuses tcp-reset on a rule not limited to tcp: the general parser marks that.
-    if (withType === 'tcp-reset' && (proto !== 6 || protoNegate)) return undefined;
-    return { kind: 'REJECT', with: withType };
   }
 }

@@ -74,7 +74,7 @@ export { emptyRuleset, emptyTable, freshRuleset, isBuiltinChain, isTableName } f
 export { NetfilterError, isNetfilterError, type NetfilterErrorCode, type SourceLocation } from './errors.ts';
 export { parseSave, formatSave, writeSave, SAVE_TABLE_ORDER, type ParseSaveOptions, type FormatSaveOptions } from './save.ts';
 export { restore, tryRestore, type RestoreOptions, type RestoreFailure } from './restore.ts';
-export { formatCanonical, type FormatCanonicalOptions } from './canonicalFmt.ts';
+export { formatCanonical, formatCanonicalBytes, type FormatCanonicalOptions } from './canonicalFmt.ts';
 export { exec, type ExecOptions, type ExecResult } from './exec.ts';
 export { parseRuleSpec, formatRuleSpec, ruleSpecWords, ruleKey, type ParseRuleSpecOptions } from './ruleSpec.ts';
 export { listTable, listRules, type ListOptions, type ListRulesOptions } from './listing.ts';

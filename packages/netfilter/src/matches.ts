@@ -11,6 +11,7 @@
 import type { ExtensionInstance, OptionTable } from './extension.ts';
 import { undecided, type ModTest } from './matchers.ts';
 import { quoteVerbatim } from './tokenize.ts';
+import type { FastMatchReader } from './fastCursor.ts';
 import { MATCH_MODULES } from './xt/index.ts';
 import type { Hook, Match, MatchKind, Rule, TableName } from './types.ts';
 
@@ -69,6 +70,8 @@ export interface MatchModule {
   readonly barrier?: boolean;
   /** nf_tables folds a repeated match into the first: the merged match (later options win). */
   readonly merge?: (first: Match, again: Match) => Match;
+  /** A new reader of `-m name`'s options in canonical form, for the fast reader (src/fastCursor.ts). */
+  readonly fast?: () => FastMatchReader;
 }
 
 const modules = new Map<string, MatchModule>(); // tidy-allow: the extension registry, filled from xt/index.ts while this module loads

@@ -13,6 +13,7 @@
  * Rule counters are printed (as `[packets:bytes] -A …`, like `iptables-save -c`) for rules that have
  * them, so a dump taken with `-c` reads back identically.
  */
+import { ChunkWriter } from './chunkWriter.ts';
 import { chainOrder } from './listing.ts';
 import { restoreForParse } from './restore.ts';
 import { freshRuleset } from './ruleset.ts';
@@ -78,9 +79,6 @@ export function formatSave(ruleset: Ruleset, opts: FormatSaveOptions = {}): stri
   return chunks.join('');
 }
 
-/** How much text {@link writeSave} gathers before handing it to its sink. */
-const CHUNK_CHARS = 1 << 16;
-
 /**
  * {@link formatSave}, handed to `write` in pieces of about 64k characters as it is made: a large
  * ruleset is written out without its whole text (and a string per line) in memory at once.
@@ -90,14 +88,8 @@ const CHUNK_CHARS = 1 << 16;
  */
 export function writeSave(ruleset: Ruleset, write: (chunk: string) => void, opts: FormatSaveOptions = {}): void {
   const counters = opts.counters ?? 'present';
-  let buf = '';
-  const put = (s: string): void => {
-    buf += s;
-    if (buf.length >= CHUNK_CHARS) {
-      write(buf);
-      buf = '';
-    }
-  };
+  const out = new ChunkWriter(write);
+  const put = (s: string): void => out.put(s);
   for (const name of SAVE_TABLE_ORDER) {
     const table = ruleset.tables[name];
     if (table.absent === true) continue;
@@ -126,5 +118,5 @@ export function writeSave(ruleset: Ruleset, write: (chunk: string) => void, opts
     }
     put('COMMIT\n');
   }
-  if (buf !== '') write(buf);
+  out.flush();
 }

@@ -5,6 +5,7 @@
  * words `iptables-save` prints, the `iptables -L` text and the walk's opcode; `xt/index.ts` lists
  * them. Checked against iptables 1.8.9 (nf_tables).
  */
+import type { FastTargetReader } from './fastCursor.ts';
 import type { ExtensionInstance, OptionTable } from './extension.ts';
 import type { TargetCode } from './targetCode.ts';
 import { quoteVerbatim } from './tokenize.ts';
@@ -35,6 +36,8 @@ export interface TargetModule {
   readonly column?: (t: Target) => string;
   /** The walk's opcode and operands (default: undecided). */
   readonly code?: (t: Target, c: TargetCode) => void;
+  /** A new reader of `-j NAME`'s options in canonical form, for the fast reader (src/fastCursor.ts). */
+  readonly fast?: () => FastTargetReader;
 }
 
 const modules = new Map<string, TargetModule>(); // tidy-allow: the extension registry, filled from xt/index.ts while this module loads

@@ -5,6 +5,7 @@
  * away).
  */
 import { OptionTable, OptionTracker, type ExtensionInstance, type OptionUse } from '../extension.ts';
+import type { FastCursor, FastMatchReader } from '../fastCursor.ts';
 import type { MatchModule } from '../matches.ts';
 import { quoteSaveString } from '../tokenize.ts';
 import type { Match } from '../types.ts';
@@ -45,6 +46,63 @@ class CommentInstance extends OptionTracker implements ExtensionInstance<Match |
   }
 }
 
+/** Longer words may need truncation checks: left to the general parser. */
+const LONG_WORD = 255;
+
+/**
+ * The fast reader's `--comment WORD` (quoted without escapes, or bare). It remembers the comment
+ * read last when kept whole (kube-proxy gives consecutive rules the same comment) and returns the
+ * same object for it, compared in place where it was read.
+ */
+function fastComment(): FastMatchReader {
+  let last: CommentMatch | undefined;
+  let lastIn = '';
+  let lastAt = 0;
+  return (c: FastCursor) => {
+    if (!c.word('--comment')) return undefined;
+    const s = c.s;
+    const n = c.n;
+    let from = c.p;
+    let to: number;
+    let after: number;
+    let quoted = false;
+    if (s.charCodeAt(from) === 34 /* " */) {
+      from++;
+      to = s.indexOf('"', from);
+      if (to < 0 || to >= n) return undefined; // unterminated: the word takes the newline
+      quoted = true;
+      after = to + 1;
+      if (after < n && s.charCodeAt(after) !== 32) return undefined;
+    } else {
+      to = c.wordEnd();
+      if (to < 0) return undefined;
+      after = to;
+    }
+    const len = to - from;
+    if (len > LONG_WORD) return undefined;
+    c.next(after);
+    if (last !== undefined && last.comment.length === len) {
+      if (s === lastIn ? same(s, lastAt, from, len) : s.startsWith(last.comment, from)) return last;
+    }
+    const text = s.slice(from, to);
+    // A backslash is an escape: left to the general parser.
+    if (quoted && text.includes('\\')) return undefined;
+    const comment = truncateUtf8(text, COMMENT_MAX_BYTES);
+    const m: CommentMatch = { kind: 'comment', comment };
+    // Compared with the text as written, so only a comment kept whole is remembered.
+    last = comment === text ? m : undefined;
+    lastIn = s;
+    lastAt = from;
+    return m;
+  };
+}
+
+/** Whether `s[a, a + len)` and `s[b, b + len)` are the same text. */
+function same(s: string, a: number, b: number, len: number): boolean {
+  for (let i = 0; i < len; i++) if (s.charCodeAt(a + i) !== s.charCodeAt(b + i)) return false;
+  return true;
+}
+
 export const COMMENT_MODULE: MatchModule = {
   name: 'comment',
   kind: 'comment',
@@ -55,4 +113,5 @@ export const COMMENT_MODULE: MatchModule = {
   },
   list: (m) => `/* ${(m as CommentMatch).comment} */`,
   compile: () => null,
+  fast: fastComment,
 };

@@ -4,7 +4,10 @@
  * (`10/s` prints `10/sec`, `60/min` `1/sec`); `--hashlimit-burst` is always printed;
  * `--hashlimit-htable-expire` defaults to the rate's unit in milliseconds and is printed when it
  * differs from the printed unit; gcinterval, masks and table sizes print when not the defaults.
- * Byte rates (`1kb/s`) are kept as written.
+ * Byte rates (`1kb/s`) are kept as written. `--hashlimit-rate-match` keeps the packet count per
+ * interval instead of a period: the rate prints as `COUNT/sec` (`3/day` prints `3/sec`), and
+ * `--hashlimit-rate-interval` defaults to the rate's unit in seconds (printed unless 1); without
+ * rate matching the interval is not printed.
  */
 import { paramProblem } from '../failure.ts';
 import { uintBase0, type XtDefinition, type XtState } from './define.ts';
@@ -29,6 +32,9 @@ const givenUnit = new WeakMap<XtState, number>(); // tidy-allow: per-parse scrat
 /** The period of the packet rate as given, remembered for the kernel's overflow check. */
 const givenPeriod = new WeakMap<XtState, number>(); // tidy-allow: per-parse scratch, keyed by the parse's own state
 
+/** The packet count of the rate as given (`10` of `10/min`): what `--hashlimit-rate-match` keeps. */
+const givenCount = new WeakMap<XtState, number>(); // tidy-allow: per-parse scratch, keyed by the parse's own state
+
 function badRate(opt: string, text: string, at: number): never {
   throw paramProblem(`hashlimit: Bad value for "--${opt}" option: "${text}"`, at);
 }
@@ -52,6 +58,7 @@ function rate(opt: string): (v: readonly string[], at: number, s: XtState) => re
     if (period === 0) throw paramProblem(`Rate too fast "${text}"`, at);
     givenUnit.set(s, mult);
     givenPeriod.set(s, period);
+    givenCount.set(s, r);
     return [formatRate(period)];
   };
 }
@@ -145,7 +152,17 @@ export const HASHLIMIT: XtDefinition = {
     { name: 'hashlimit-srcmask', args: 1, parse: num('hashlimit-srcmask', 32) },
     { name: 'hashlimit-dstmask', args: 1, parse: num('hashlimit-dstmask', 32) },
     { name: 'hashlimit-rate-match', args: 0 },
-    { name: 'hashlimit-rate-interval', args: 1, parse: num('hashlimit-rate-interval', 0xffffffff) },
+    {
+      name: 'hashlimit-rate-interval',
+      args: 1,
+      // Seconds, in decimal, 1 to 2^31 - 1 (2^31 and 2^32 - 1 are refused as 0 is).
+      parse: (v, at) => {
+        const text = v[0] ?? '';
+        const n = /^\+?[0-9]+$/.test(text) ? Number(text) : 0;
+        if (n < 1 || n > 0x7fffffff) badRate('hashlimit-rate-interval', text, at);
+        return [String(n)];
+      },
+    },
   ],
   order: [
     'hashlimit-upto',
@@ -167,13 +184,26 @@ export const HASHLIMIT: XtDefinition = {
     if (r === undefined) throw paramProblem('hashlimit: option "--hashlimit-upto" or "--hashlimit-above" must be specified\n');
     if (!s.has('hashlimit-name')) s.missing('hashlimit-name');
     const bytes = /b\//i.test(r);
+    const rateMatch = s.has('hashlimit-rate-match');
+    if (!rateMatch) {
+      // Kept by the kernel (and counted by `-L`) but not printed: not modelled.
+      s.delete('hashlimit-rate-interval');
+    } else if (!bytes) {
+      // Rate matching keeps the count per interval: printed as `COUNT/sec`, the interval the
+      // rate's unit in seconds unless given, printed unless 1.
+      const which = s.has('hashlimit-upto') ? 'hashlimit-upto' : 'hashlimit-above';
+      s.set(which, [`${givenCount.get(s) ?? 1}/sec`]);
+      if (!s.has('hashlimit-rate-interval')) s.set('hashlimit-rate-interval', [String(givenUnit.get(s) ?? 1)]);
+    }
+    if (s.value('hashlimit-rate-interval') === '1') s.delete('hashlimit-rate-interval');
+    const printedRate = s.value('hashlimit-upto') ?? s.value('hashlimit-above') ?? r;
     if (!bytes && !s.has('hashlimit-burst')) s.set('hashlimit-burst', ['5']);
     const period = givenPeriod.get(s);
     if (!bytes && !s.has('hashlimit-rate-match') && period !== undefined && creditsOverflow(period, Number(s.value('hashlimit-burst')))) {
       env.rejectRule('Numerical result out of range');
     }
     if (!bytes) {
-      const printed = unitOf(r) * 1000;
+      const printed = unitOf(printedRate) * 1000;
       const expire = s.has('hashlimit-htable-expire') ? Number(s.value('hashlimit-htable-expire')) : (givenUnit.get(s) ?? 1) * 1000;
       if (expire === printed) s.delete('hashlimit-htable-expire');
       else s.set('hashlimit-htable-expire', [String(expire)]);
@@ -186,16 +216,45 @@ export const HASHLIMIT: XtDefinition = {
   },
   list(args) {
     const parts = ['limit:'];
+    const at = args.indexOf('--hashlimit-rate-interval');
+    const interval = at < 0 ? 1 : Number(args[at + 1]);
+    const rateMatch = args.includes('--hashlimit-rate-match');
+    // With rate matching, `-L` prints COUNT per interval as a rate (10 per 7 s: `123428/day`).
+    const rate = (v: string): string => {
+      if (!rateMatch || /b\//i.test(v)) return v;
+      const count = Number(v.slice(0, v.indexOf('/')));
+      return formatRate(Math.floor((interval * SCALE) / count));
+    };
+    // `-L` prints the expiry when it differs from the unit of the rate it prints, which with rate
+    // matching is not the unit saved (`/sec`): it is decided again here.
+    let expire: string | undefined;
+    let listed = '';
     for (let i = 0; i < args.length; i++) {
       const w = (args[i] ?? '').replace(/^--hashlimit-/, '');
       const v = args[i + 1] ?? '';
-      if (w === 'upto') parts.push('up to', v);
-      else if (w === 'above') parts.push('above', v);
-      else if (w === 'mode') parts.push('mode', v.replace(/,/g, '-'));
-      else if (w === 'name' || w === 'rate-match') {
-        if (w === 'name') i++;
+      if (rateMatch && expire !== undefined && (w === 'htable-expire' || w === 'srcmask' || w === 'dstmask' || w === 'rate-match')) {
+        if (Number(expire) !== unitOf(listed) * 1000) parts.push('htable-expire', expire);
+        expire = undefined;
+        if (w === 'htable-expire') {
+          i++;
+          continue;
+        }
+      }
+      if (w === 'upto' || w === 'above') {
+        listed = rate(v);
+        parts.push(w === 'upto' ? 'up to' : 'above', listed);
+        if (rateMatch && !/b\//i.test(v)) {
+          const e = args.indexOf('--hashlimit-htable-expire');
+          expire = e < 0 ? '1000' : (args[e + 1] ?? '1000');
+        }
+      } else if (w === 'mode') parts.push('mode', v.replace(/,/g, '-'));
+      else if (w === 'name') {
+        i++;
         continue;
-      } else parts.push(w.replace(/^htable-/, 'htable-'), v);
+      } else if (w === 'rate-match') {
+        parts.push('rate-match');
+        continue;
+      } else parts.push(w, v);
       i++;
     }
     return parts.join(' ');

@@ -6,11 +6,12 @@
  * the printed words and `-L` text, and the walk's opcode: accept, handing the range to NAT.
  */
 import { OptionTable, OptionTracker, type ExtensionInstance, type OptionUse, type ParseEnv } from '../extension.ts';
+import type { FastTargetReader } from '../fastCursor.ts';
 import { paramProblem } from '../failure.ts';
 import { formatIpv4, tryParseIpv4 } from '../ip.ts';
 import { ACCEPT_VERDICT, T_NAT, type TargetCode } from '../targetCode.ts';
 import type { TargetModule } from '../targets.ts';
-import type { Hook, NatRange, PortRange, Target } from '../types.ts';
+import type { Hook, Ipv4, NatRange, PortRange, Target } from '../types.ts';
 
 type DnatTarget = Extract<Target, { kind: 'DNAT' }>;
 type SnatTarget = Extract<Target, { kind: 'SNAT' }>;
@@ -159,6 +160,7 @@ export const SNAT_MODULE: TargetModule = {
   },
   list: natList,
   code: natCode,
+  fast: fastDnat,
 };
 
 const MASQUERADE_OPTIONS = new OptionTable([
@@ -220,6 +222,31 @@ export const MASQUERADE_MODULE: TargetModule = {
   code: natCode,
 };
 
+/** Protocols whose ports DNAT may name ("Need TCP, UDP, SCTP or DCCP with port specification"). */
+function portProto(proto: number): boolean {
+  return proto === 6 || proto === 17 || proto === 132 || proto === 33;
+}
+
+/** The fast reader's `--to-destination a.b.c.d[:port]`. */
+function fastDnat(): FastTargetReader {
+  return (c, ctx) => {
+    if (!c.word('--to-destination')) return undefined;
+    let i = c.quad(c.p);
+    if (i < 0) return undefined;
+    const ip = c.addr as Ipv4;
+    let to: NatRange;
+    if (c.at(i) === 58 /* : */) {
+      if (!portProto(ctx.proto) || ctx.protoNegate) return undefined;
+      i = c.digits(i + 1, 65535);
+      if (i < 0 || c.num === 0) return undefined;
+      to = { minIp: ip, maxIp: ip, minPort: c.num, maxPort: c.num };
+    } else to = { minIp: ip, maxIp: ip };
+    if (c.at(i) !== 32) return undefined;
+    c.next(i);
+    return { kind: 'DNAT', to, random: false, persistent: false };
+  };
+}
+
 export const DNAT_MODULE: TargetModule = {
   name: 'DNAT',
   kind: 'DNAT',
@@ -235,4 +262,5 @@ export const DNAT_MODULE: TargetModule = {
   },
   list: natList,
   code: natCode,
+  fast: fastDnat,
 };

@@ -6,6 +6,7 @@
  * walk's opcode (a terminal REJECT verdict).
  */
 import { OptionTable, OptionTracker, type ExtensionInstance } from '../extension.ts';
+import type { FastTargetReader } from '../fastCursor.ts';
 import { paramProblem } from '../failure.ts';
 import { T_REJECT } from '../targetCode.ts';
 import type { TargetModule } from '../targets.ts';
@@ -26,6 +27,27 @@ const REJECT_TYPES: readonly [RejectWith, string][] = [
   ['tcp-reset', 'tcp-rst'],
 ];
 const REJECT_OPTIONS = new OptionTable([{ name: 'reject-with', args: 1 }]);
+
+const REJECT_WITH: ReadonlySet<string> = new Set(REJECT_TYPES.map(([name]) => name));
+
+/** The fast reader's `[--reject-with TYPE]`, TYPE spelt out as iptables-save prints it. */
+function fastReject(): FastTargetReader {
+  return (c, ctx) => {
+    let withType: RejectWith = 'icmp-port-unreachable';
+    if (c.p < c.n) {
+      if (!c.word('--reject-with')) return undefined;
+      const end = c.wordEnd();
+      if (end < 0) return undefined;
+      const name = c.s.slice(c.p, end);
+      if (!REJECT_WITH.has(name)) return undefined;
+      withType = name as RejectWith;
+      c.next(end);
+    }
+    // The kernel refuses tcp-reset on a rule not limited to tcp: the general parser marks that.
+    if (withType === 'tcp-reset' && (ctx.proto !== 6 || ctx.protoNegate)) return undefined;
+    return { kind: 'REJECT', with: withType };
+  };
+}
 
 export const REJECT_MODULE: TargetModule = {
   name: 'REJECT',
@@ -60,5 +82,6 @@ export const REJECT_MODULE: TargetModule = {
     c.op = T_REJECT;
     c.verdict = { kind: 'REJECT', with: (t as RejectTarget).with };
   },
+  fast: fastReject,
 };
 

@@ -7,6 +7,7 @@
  */
 import { OptionTable, OptionTracker, excludes, type ExtensionInstance } from '../extension.ts';
 import { paramProblem } from '../failure.ts';
+import type { FastMatchReader } from '../fastCursor.ts';
 import type { MatchModule } from '../matches.ts';
 import { MATCH, NOMATCH, undecided, type ModTest } from '../matchers.ts';
 import { parseUintBase0 } from '../names.ts';
@@ -68,6 +69,34 @@ function parseProbability(text: string): number | undefined {
 function hexFloat(text: string): number | undefined {
   const n = Number(text);
   return Number.isNaN(n) ? undefined : n;
+}
+
+/** The fast reader's `--mode random --probability P`, P a plain decimal in [0, 1]; one match per probability. */
+function fastStatistic(): FastMatchReader {
+  const seen = new Map<number, Match>();
+  return (c) => {
+    if (!c.word('--mode') || !c.word('random') || !c.word('--probability')) return undefined;
+    const end = c.wordEnd();
+    if (end < 0) return undefined;
+    const s = c.s;
+    // d.ddd…: what iptables-save prints (other spellings go through the general parser's strtod).
+    const c0 = s.charCodeAt(c.p);
+    if ((c0 !== 48 && c0 !== 49) || s.charCodeAt(c.p + 1) !== 46 || end - c.p < 3) return undefined;
+    for (let i = c.p + 2; i < end; i++) {
+      const d = s.charCodeAt(i);
+      if (d < 48 || d > 57) return undefined;
+    }
+    const p = Number(s.slice(c.p, end));
+    if (!(p >= 0 && p <= 1)) return undefined;
+    c.next(end);
+    const threshold31 = probabilityThreshold(p);
+    let m = seen.get(threshold31);
+    if (m === undefined) {
+      m = { kind: 'statistic', mode: 'random', probability: { text: probabilityText(threshold31), threshold31 }, negate: false };
+      seen.set(threshold31, m);
+    }
+    return m;
+  };
 }
 
 export const STATISTIC_MODULE: MatchModule = {
@@ -179,4 +208,5 @@ export const STATISTIC_MODULE: MatchModule = {
   },
   // A draw or a count: rules after it cannot be indexed past it.
   barrier: true,
+  fast: fastStatistic,
 };

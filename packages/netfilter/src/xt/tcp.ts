@@ -7,6 +7,7 @@
  * this reproduces.
  */
 import { OptionTable, type ExtensionInstance, type OptionSpec, type OptionUse, type ParseEnv } from '../extension.ts';
+import type { FastCursor, FastMatchReader } from '../fastCursor.ts';
 import { paramProblem } from '../failure.ts';
 import type { L4Hint, MatchModule } from '../matches.ts';
 import { MATCH, NOMATCH, UNDECIDED, type ModTest } from '../matchers.ts';
@@ -273,6 +274,72 @@ function merge(into: Match, m: Match): Match {
   return { ...into, ...m } as Match;
 }
 
+const PORT_SLOTS = 64;
+
+/** One optional `[!] --name P[:Q]` for the fast reader: undefined when absent, null when not in canonical form. */
+function fastPortOption(c: FastCursor, name: string): PortMatch | undefined | null {
+  const s = c.s;
+  let q = c.p;
+  let negate = false;
+  if (s.charCodeAt(q) === 33 && s.charCodeAt(q + 1) === 32 && q + 1 < c.n) {
+    negate = true;
+    q += 2;
+  }
+  const after = q + name.length;
+  if (after >= c.n || !s.startsWith(name, q) || s.charCodeAt(after) !== 32) return undefined;
+  let i = c.digits(after + 1, 65535);
+  if (i < 0) return null;
+  const from = c.num;
+  let to = from;
+  if (c.at(i) === 58 /* : */) {
+    i = c.digits(i + 1, 65535);
+    to = c.num;
+    // Equal ends, reversed ends and the full range (dropped) are left to the general parser.
+    if (i < 0 || from >= to || (from === 0 && to === 65535)) return null;
+  }
+  if (c.at(i) !== 32) return null;
+  c.next(i);
+  return { range: { from, to }, negate };
+}
+
+/**
+ * The fast reader's `[! --sport R] [! --dport R]` of `-m tcp` (or udp) after `-p tcp` (udp). A
+ * bare match is one shared object; `--dport N` alone is shared per port (direct-mapped: the few
+ * service ports repeat).
+ */
+function fastPorts(name: 'tcp' | 'udp'): () => FastMatchReader {
+  const proto = name === 'tcp' ? 6 : 17;
+  return () => {
+    const bare: Match = { kind: name };
+    const keys = new Int32Array(PORT_SLOTS).fill(-1);
+    const shared: (Match | undefined)[] = new Array<Match | undefined>(PORT_SLOTS).fill(undefined);
+    return (c, ctx) => {
+      if (ctx.proto !== proto) return undefined;
+      const sport = fastPortOption(c, '--sport');
+      if (sport === null) return undefined;
+      const dport = fastPortOption(c, '--dport');
+      if (dport === null) return undefined;
+      if (sport === undefined) {
+        // A bare match goes to the kernel as an xt match, refused with a negated -p.
+        if (dport === undefined) return ctx.protoNegate ? undefined : bare;
+        const r = dport.range;
+        if (!dport.negate && r.from === r.to) {
+          const slot = (r.from ^ (r.from >>> 6)) & (PORT_SLOTS - 1);
+          if (keys[slot] === r.from) return shared[slot];
+          const m: Match = name === 'tcp' ? { kind: 'tcp', dport } : { kind: 'udp', dport };
+          keys[slot] = r.from;
+          shared[slot] = m;
+          return m;
+        }
+      }
+      const m: { kind: 'tcp' | 'udp'; sport?: PortMatch; dport?: PortMatch } = { kind: name };
+      if (sport !== undefined) m.sport = sport;
+      if (dport !== undefined) m.dport = dport;
+      return m;
+    };
+  };
+}
+
 function portModule(name: 'tcp' | 'udp'): MatchModule {
   return {
     name,
@@ -284,6 +351,7 @@ function portModule(name: 'tcp' | 'udp'): MatchModule {
     compile,
     inline,
     merge,
+    fast: fastPorts(name),
   };
 }
 
