@@ -12,7 +12,8 @@
  *   in the same input. A full sync first ensures the jumps from the built-in chains (`-C`, then
  *   `-I`). Partial syncs leave out the per-service chains of Services that did not change.
  * - After a successful sync, conntrack entries of **UDP** services whose endpoints went away are
- *   deleted (`conntrack -D`); TCP flows keep their DNAT.
+ *   deleted (`conntrack -D`), and so are all the flows of a UDP Service port that was not served
+ *   until now (no endpoints, or no rules); TCP flows keep their DNAT.
  */
 import type { ControllerContext, InformerHandle } from '@netsim/sim';
 import { isIptablesError } from '@netsim/sim';
@@ -126,6 +127,8 @@ export class Proxier {
   #lastFingerprints = new Map<string, string>();
   /** The endpoints map at the last sync, to find endpoints that went away. */
   #lastEndpoints = new Map<string, EndpointInfo[]>();
+  /** The service ports at the last sync, to find the ones with no rules until now. */
+  #lastServicePorts = new Map<string, ServicePortInfo>();
   /**
    * UDP clean-up a failed sync could not do: the change trackers are spent once read, so the
    * stale endpoints and newly served Services they reported wait here for the next sync that
@@ -135,7 +138,7 @@ export class Proxier {
   /**
    * Whether this process has cleared UDP flows it cannot account for: a new process does not
    * know which endpoints went away while no proxy ran, so its first successful sync clears the
-   * flows of every UDP Service (kube-proxy 1.29 and later reconciles the whole table instead).
+   * flows of every UDP Service (kube-proxy 1.32 and later reconciles the whole table instead).
    */
   #startupCleared = false;
   #pendingNewlyServed: ServicePortInfo[] = [];
@@ -240,11 +243,18 @@ export class Proxier {
       const curEps = endpointsMap.get(svc.key) ?? [];
       const cur = new Set(curEps.map((e) => e.str));
       for (const e of prevEps) if (!cur.has(e.str)) stale.push({ service: svc, endpoint: e });
-      // A Service that had no endpoints left REJECT entries in conntrack: clear them once it has some.
-      if (prevEps.length === 0 && curEps.length > 0) newlyServed.push(svc);
+      // A Service that had no endpoints left REJECT entries in conntrack: clear them once it has
+      // some. So did one that had no rules at all, its endpoints known before it (re-created, or
+      // seen after its EndpointSlice): traffic to its new address met no DNAT, and the entries'
+      // no-NAT bindings would keep the flows off the endpoints (kube-proxy's conntrack reconciler,
+      // 1.32 and later, deletes such entries; the event-based clean-up of 1.28 misses them).
+      const before = this.#lastServicePorts.get(svc.key);
+      const addressed = before !== undefined && before.clusterIP === svc.clusterIP && before.nodePort === svc.nodePort;
+      if (curEps.length > 0 && (prevEps.length === 0 || !addressed)) newlyServed.push(svc);
     }
     this.#lastFingerprints = fingerprints;
     this.#lastEndpoints = endpointsMap;
+    this.#lastServicePorts = svcPortMap;
     stale.push(...this.#pendingStale);
     newlyServed.push(...this.#pendingNewlyServed);
     this.#pendingStale = [];
@@ -295,7 +305,7 @@ export class Proxier {
     if (r.exitCode !== 0 && !r.stderr.includes(NO_CONNECTION_TO_DELETE)) this.ctx.log.error('Failed to delete conntrack entries', { argv: argv.join(' '), error: r.stderr.trim() });
   }
 
-  /** Flows of a UDP Service that had no endpoints were rejected: clear them now that it has some. */
+  /** Flows of a UDP Service that had no endpoints (or no rules) were rejected or not DNATed: clear them now that it is served. */
   async deleteStaleServiceConntrackEntries(services: readonly ServicePortInfo[]): Promise<void> {
     for (const svc of services) {
       await this.#conntrackDelete(['--orig-dst', svc.clusterIP, '-p', 'udp']);
