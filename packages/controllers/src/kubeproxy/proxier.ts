@@ -13,7 +13,8 @@
  *   `-I`). Partial syncs leave out the per-service chains of Services that did not change.
  * - After a successful sync, conntrack entries of **UDP** services whose endpoints went away are
  *   deleted (`conntrack -D`), and so are all the flows of a UDP Service port that was not served
- *   until now (no endpoints, or no rules); TCP flows keep their DNAT.
+ *   until now (no endpoints, or no rules) or is gone (or moved to another address); TCP flows
+ *   keep their DNAT.
  */
 import type { ControllerContext, InformerHandle } from '@netsim/sim';
 import { isIptablesError } from '@netsim/sim';
@@ -142,6 +143,7 @@ export class Proxier {
    */
   #startupCleared = false;
   #pendingNewlyServed: ServicePortInfo[] = [];
+  #pendingRetired: ServicePortInfo[] = [];
 
   constructor(ctx: ControllerContext, opts: ProxierOptions) {
     this.ctx = ctx;
@@ -252,16 +254,30 @@ export class Proxier {
       const addressed = before !== undefined && before.clusterIP === svc.clusterIP && before.nodePort === svc.nodePort;
       if (curEps.length > 0 && (prevEps.length === 0 || !addressed)) newlyServed.push(svc);
     }
+    // A UDP Service port that is gone (the Service deleted, the port removed or renamed) or moved
+    // to another cluster IP or node port: flows DNATed through it would keep reaching its old
+    // endpoints, whatever the address serves now. kube-proxy 1.28 clears the cluster IP of a
+    // deleted UDP port (DeletedUDPClusterIPs) but not its node port, whose flows the conntrack
+    // reconciler clears only since kubernetes/kubernetes#139629.
+    const retired: ServicePortInfo[] = [];
+    for (const [key, before] of this.#lastServicePorts) {
+      if (before.protocol !== 'udp') continue;
+      const after = svcPortMap.get(key);
+      if (after === undefined || after.clusterIP !== before.clusterIP || after.nodePort !== before.nodePort) retired.push(before);
+    }
     this.#lastFingerprints = fingerprints;
     this.#lastEndpoints = endpointsMap;
     this.#lastServicePorts = svcPortMap;
     stale.push(...this.#pendingStale);
     newlyServed.push(...this.#pendingNewlyServed);
+    retired.push(...this.#pendingRetired);
     this.#pendingStale = [];
     this.#pendingNewlyServed = [];
+    this.#pendingRetired = [];
     const postpone = (): void => {
       this.#pendingStale = stale;
       this.#pendingNewlyServed = newlyServed;
+      this.#pendingRetired = retired;
     };
 
     try {
@@ -295,7 +311,10 @@ export class Proxier {
     await this.deleteStaleServiceConntrackEntries(newlyServed);
     // An endpoint a failed sync reported gone may be back since: its flows are current.
     const gone = stale.filter((s) => !(endpointsMap.get(s.service.key) ?? []).some((e) => e.str === s.endpoint.str));
-    if (this.opts.flaw !== 'stale-udp-conntrack') await this.deleteEndpointConnections(gone);
+    if (this.opts.flaw !== 'stale-udp-conntrack') {
+      await this.deleteEndpointConnections(gone);
+      await this.deleteStaleServiceConntrackEntries(retired);
+    }
     return true;
   }
 
@@ -305,7 +324,11 @@ export class Proxier {
     if (r.exitCode !== 0 && !r.stderr.includes(NO_CONNECTION_TO_DELETE)) this.ctx.log.error('Failed to delete conntrack entries', { argv: argv.join(' '), error: r.stderr.trim() });
   }
 
-  /** Flows of a UDP Service that had no endpoints (or no rules) were rejected or not DNATed: clear them now that it is served. */
+  /**
+   * Every flow to these UDP service ports' cluster IPs and node ports: those of a port that had no
+   * endpoints (or no rules) were rejected or not DNATed, those of a port that is gone went to its
+   * old endpoints.
+   */
   async deleteStaleServiceConntrackEntries(services: readonly ServicePortInfo[]): Promise<void> {
     for (const svc of services) {
       await this.#conntrackDelete(['--orig-dst', svc.clusterIP, '-p', 'udp']);
