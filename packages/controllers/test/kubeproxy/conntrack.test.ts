@@ -118,4 +118,26 @@ describe('kube-proxy conntrack clean-up of a Service with no rules until now', (
     expect(cmds).toContain(`conntrack -D --orig-dst ${clusterIp} -p udp → 1`);
     expect(cmds).toContain('conntrack -D -p udp --dport 30054 → 0');
   });
+
+  it('should not judge a UDP node port flow DNATed before a policy change to Local as a finding while fresh flows are dropped', async () => {
+    // The history the 10,000-run campaign found next (seed 1, run 5,913): web goes from Cluster
+    // to Local policy; node-2, with no endpoint, still has Cluster rules when the probe's flow
+    // starts, so the flow is DNATed to stable-0 on node-1 and keeps that binding (kube-proxy does
+    // not clear flows on a policy change, and stable-0 still serves). New flows are dropped.
+    const w = new World({
+      seed: 0,
+      cluster: { nodes: [{ name: 'node-1' }, { name: 'node-2' }], queueMode: 'DeltaFIFO', ipamPolicy: 'round-robin', services: [web, webLocal], pods: [pod('stable-0')] },
+      controller: kubeProxy('fixed', { syncPeriodMs: 5000 }),
+      invariants: [staleDnatAnywhere(), noDuplicateRulesAnywhere(), ownedChainsStayProgrammed(), publishedMappingsServed(), datapathProbes(), agentsStayLive(), resyncChangesNothing()],
+      settleMs: 3000,
+    });
+    w.at(1150, { kind: 'service.update', service: { ...web, externalTrafficPolicy: 'Local', annotations: { 'nodeportlocal.antrea.io/enabled': 'true' } } });
+    const fresh: string[] = [];
+    w.engine.at(7000, { kind: 'action', label: 'client traffic' }, () => {
+      fresh.push(w.datapath?.probeUdp('lb', '192.0.2.12', 30053, undefined, 7000).outcome ?? 'no data plane');
+    });
+    const outcome = await w.run(8000);
+    expect(outcome.status === 'violation' ? outcome.violation.message : outcome.status).toBe('ok');
+    expect(fresh).toEqual(['no-answer']);
+  });
 });
