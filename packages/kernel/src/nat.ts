@@ -2,8 +2,9 @@
  * NAT bindings and packet rewriting, after `nf_nat_core.c`.
  *
  * A binding is decided once per connection and manip type (source or destination), on the first
- * packet that reaches a nat hook for that type; a walk that asks for no NAT stores a "no NAT"
- * binding all the same, so later rule changes never affect the flow. The binding rewrites the
+ * packet that reaches a nat hook for that type; a walk that asks for no NAT stores a null binding
+ * all the same, so later rule changes never affect the flow (a null source binding still moves the
+ * source port when another entry holds the reply tuple, as the kernel's does). The binding rewrites the
  * entry's reply tuple; every later packet, in both directions, is rewritten from the tuples.
  *
  * Port choice follows `get_unique_tuple`: without `--random`/`--random-fully` a source mapping
@@ -186,12 +187,16 @@ export function setupNat(
   env: NatEnv,
   out: { readonly iface: string | null; readonly nexthop: Ipv4 },
 ): NatSetupResult {
-  if (req === undefined) {
-    if (manip === 'src') ct.natDoneSrc = true;
-    else ct.natDoneDst = true;
-    return { ok: true, changed: false, kind: 'none' };
-  }
   const curr = invertTuple(ct.reply);
+  if (req === undefined) {
+    // nf_nat_alloc_null_binding: the range is the current address alone, the port left to the
+    // protocol. The tuple stays unless another connection already holds its reply: then a source
+    // binding moves the source port (or ICMP id) as SNAT would; a destination binding keeps its
+    // port (only an ICMP id can move), leaving any clash to confirmation.
+    const addr = manip === 'src' ? curr.src : curr.dst;
+    const next = getUniqueTuple(curr, manip, { minIp: addr, maxIp: addr, randomAll: false, persistent: false }, ct, env);
+    return { ok: true, changed: bind(ct, manip, curr, next), kind: 'none' };
+  }
   let r: NatRangeSpec;
   switch (req.kind) {
     case 'DNAT':
@@ -219,19 +224,24 @@ export function setupNat(
     }
   }
   const next = getUniqueTuple(curr, manip, r, ct, env);
+  const changed = bind(ct, manip, curr, next);
+  if (manip === 'src' && req.kind === 'MASQUERADE') ct.masqIface = out.iface;
+  return { ok: true, changed, kind: req.kind };
+}
+
+/** Stores the binding `curr` → `next` (`nf_nat_setup_info`): the NAT status bit only when the tuple changed. */
+function bind(ct: CtEntry, manip: Manip, curr: Tuple, next: Tuple): boolean {
   ct.reply = invertTuple(next);
-  let changed: boolean;
   if (manip === 'src') {
-    changed = next.src !== curr.src || next.sport !== curr.sport;
+    const changed = next.src !== curr.src || keyOf(next, 'src') !== keyOf(curr, 'src');
     ct.natDoneSrc = true;
     if (changed) ct.srcNat = true;
-    if (req.kind === 'MASQUERADE') ct.masqIface = out.iface;
-  } else {
-    changed = next.dst !== curr.dst || keyOf(next, 'dst') !== keyOf(curr, 'dst');
-    ct.natDoneDst = true;
-    if (changed) ct.dstNat = true;
+    return changed;
   }
-  return { ok: true, changed, kind: req.kind };
+  const changed = next.dst !== curr.dst || keyOf(next, 'dst') !== keyOf(curr, 'dst');
+  ct.natDoneDst = true;
+  if (changed) ct.dstNat = true;
+  return changed;
 }
 
 /** A packet's addressing, as NAT rewrites it (`icmpId`: an ICMP query's identifier). */

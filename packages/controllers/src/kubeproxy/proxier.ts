@@ -12,7 +12,9 @@
  *   in the same input. A full sync first ensures the jumps from the built-in chains (`-C`, then
  *   `-I`). Partial syncs leave out the per-service chains of Services that did not change.
  * - After a successful sync, conntrack entries of **UDP** services whose endpoints went away are
- *   deleted (`conntrack -D`); TCP flows keep their DNAT.
+ *   deleted (`conntrack -D`), and so are all the flows of a UDP Service port that was not served
+ *   until now (no endpoints, or no rules) or is gone (or moved to another address); TCP flows
+ *   keep their DNAT.
  */
 import type { ControllerContext, InformerHandle } from '@netsim/sim';
 import { isIptablesError } from '@netsim/sim';
@@ -126,6 +128,8 @@ export class Proxier {
   #lastFingerprints = new Map<string, string>();
   /** The endpoints map at the last sync, to find endpoints that went away. */
   #lastEndpoints = new Map<string, EndpointInfo[]>();
+  /** The service ports at the last sync, to find the ones with no rules until now. */
+  #lastServicePorts = new Map<string, ServicePortInfo>();
   /**
    * UDP clean-up a failed sync could not do: the change trackers are spent once read, so the
    * stale endpoints and newly served Services they reported wait here for the next sync that
@@ -135,10 +139,11 @@ export class Proxier {
   /**
    * Whether this process has cleared UDP flows it cannot account for: a new process does not
    * know which endpoints went away while no proxy ran, so its first successful sync clears the
-   * flows of every UDP Service (kube-proxy 1.29 and later reconciles the whole table instead).
+   * flows of every UDP Service (kube-proxy 1.32 and later reconciles the whole table instead).
    */
   #startupCleared = false;
   #pendingNewlyServed: ServicePortInfo[] = [];
+  #pendingRetired: ServicePortInfo[] = [];
 
   constructor(ctx: ControllerContext, opts: ProxierOptions) {
     this.ctx = ctx;
@@ -240,18 +245,39 @@ export class Proxier {
       const curEps = endpointsMap.get(svc.key) ?? [];
       const cur = new Set(curEps.map((e) => e.str));
       for (const e of prevEps) if (!cur.has(e.str)) stale.push({ service: svc, endpoint: e });
-      // A Service that had no endpoints left REJECT entries in conntrack: clear them once it has some.
-      if (prevEps.length === 0 && curEps.length > 0) newlyServed.push(svc);
+      // A Service that had no endpoints left REJECT entries in conntrack: clear them once it has
+      // some. So did one that had no rules at all, its endpoints known before it (re-created, or
+      // seen after its EndpointSlice): traffic to its new address met no DNAT, and the entries'
+      // no-NAT bindings would keep the flows off the endpoints (kube-proxy's conntrack reconciler,
+      // 1.32 and later, deletes such entries; the event-based clean-up of 1.28 misses them).
+      const before = this.#lastServicePorts.get(svc.key);
+      const addressed = before !== undefined && before.clusterIP === svc.clusterIP && before.nodePort === svc.nodePort;
+      if (curEps.length > 0 && (prevEps.length === 0 || !addressed)) newlyServed.push(svc);
+    }
+    // A UDP Service port that is gone (the Service deleted, the port removed or renamed) or moved
+    // to another cluster IP or node port: flows DNATed through it would keep reaching its old
+    // endpoints, whatever the address serves now. kube-proxy 1.28 clears the cluster IP of a
+    // deleted UDP port (DeletedUDPClusterIPs) but not its node port, whose flows the conntrack
+    // reconciler clears only since kubernetes/kubernetes#139629.
+    const retired: ServicePortInfo[] = [];
+    for (const [key, before] of this.#lastServicePorts) {
+      if (before.protocol !== 'udp') continue;
+      const after = svcPortMap.get(key);
+      if (after === undefined || after.clusterIP !== before.clusterIP || after.nodePort !== before.nodePort) retired.push(before);
     }
     this.#lastFingerprints = fingerprints;
     this.#lastEndpoints = endpointsMap;
+    this.#lastServicePorts = svcPortMap;
     stale.push(...this.#pendingStale);
     newlyServed.push(...this.#pendingNewlyServed);
+    retired.push(...this.#pendingRetired);
     this.#pendingStale = [];
     this.#pendingNewlyServed = [];
+    this.#pendingRetired = [];
     const postpone = (): void => {
       this.#pendingStale = stale;
       this.#pendingNewlyServed = newlyServed;
+      this.#pendingRetired = retired;
     };
 
     try {
@@ -285,7 +311,10 @@ export class Proxier {
     await this.deleteStaleServiceConntrackEntries(newlyServed);
     // An endpoint a failed sync reported gone may be back since: its flows are current.
     const gone = stale.filter((s) => !(endpointsMap.get(s.service.key) ?? []).some((e) => e.str === s.endpoint.str));
-    if (this.opts.flaw !== 'stale-udp-conntrack') await this.deleteEndpointConnections(gone);
+    if (this.opts.flaw !== 'stale-udp-conntrack') {
+      await this.deleteEndpointConnections(gone);
+      await this.deleteStaleServiceConntrackEntries(retired);
+    }
     return true;
   }
 
@@ -295,7 +324,11 @@ export class Proxier {
     if (r.exitCode !== 0 && !r.stderr.includes(NO_CONNECTION_TO_DELETE)) this.ctx.log.error('Failed to delete conntrack entries', { argv: argv.join(' '), error: r.stderr.trim() });
   }
 
-  /** Flows of a UDP Service that had no endpoints were rejected: clear them now that it has some. */
+  /**
+   * Every flow to these UDP service ports' cluster IPs and node ports: those of a port that had no
+   * endpoints (or no rules) were rejected or not DNATed, those of a port that is gone went to its
+   * old endpoints.
+   */
   async deleteStaleServiceConntrackEntries(services: readonly ServicePortInfo[]): Promise<void> {
     for (const svc of services) {
       await this.#conntrackDelete(['--orig-dst', svc.clusterIP, '-p', 'udp']);

@@ -14,7 +14,9 @@
  *   with none, dropped). Endpoints follow kube-proxy's rules: the ready ones, else the serving
  *   terminating ones. UDP flows keep their source port from round to round, so a conntrack entry
  *   toward an endpoint that went away is noticed (kube-proxy must clear UDP conntrack); a flow may
- *   keep reaching an endpoint that drains (serving and terminating), whose flows kube-proxy keeps.
+ *   keep reaching an endpoint that drains (serving and terminating), whose flows kube-proxy keeps;
+ *   one that keeps a NAT from before a policy change (kube-proxy leaves those) is judged by a fresh
+ *   flow.
  * - **Published mappings** (annotations an agent declares): the node port reaches the Pod.
  *
  * A failure is a finding when every node it involves (where the packet enters, and the nodes of
@@ -314,6 +316,11 @@ function probesOf(w: ProbeWorld, flows: UdpFlows): Probe[] {
             const o = send('lb', n.ip, nodePort, id, now);
             if (mine.length === 0) {
               if (!o.ok) return { ok: true, message: '' };
+              // A UDP flow keeps its port, so its conntrack entry keeps the DNAT to an endpoint on
+              // another node it met before the proxy applied the policy: kube-proxy clears flows of
+              // endpoints that went away, not of a changed policy, and this endpoint still serves.
+              // A fresh flow tells whether the rules drop it now.
+              if (udp && o.server !== null && hostsOf(cluster).has(o.server) && !dp.probeUdp('lb', n.ip, nodePort, undefined, now).ok) return { ok: true, message: '' };
               return fail(o, `an external ${sp.protocol} flow to ${n.ip}:${nodePort} (Service ${name}, externalTrafficPolicy Local) reached ${backendName(o.server)}, but ${n.name} has no endpoint of it: it must be dropped there`);
             }
             if (!o.ok) return fail(o, `an external client (${LB_IP}) cannot reach Service ${name} (externalTrafficPolicy Local) at ${n.ip}:${nodePort}/${sp.protocol}: ${fmt(o)}; ${n.name}'s endpoints ${sig(mine)}`);
