@@ -174,7 +174,7 @@ export function tableBlock(text: string, table: TableName): string | null {
 
 /** What netsim's `iptables-restore` does with a case on a fresh host. */
 export function netsimOutcome(c: OptionsCase): OptionsOutcome {
-  const r = tryRestore(freshRuleset(), c.text, { version: '1.8.9' });
+  const r = tryRestore(freshRuleset(), c.text, { version: '1.8.9', ipsets: [] });
   if ('error' in r) return { status: r.error.exitCode ?? 1, stderr: r.error.stderr ?? r.error.message, saved: null };
   return { status: 0, stderr: '', saved: tableBlock(formatSave(r.ruleset), c.table) };
 }

@@ -46,6 +46,8 @@ export interface ParseEnv {
   rejectRule(errno: string): void;
   /** A warning the real tool prints on stderr without failing (the text, newline included). */
   warn(text: string): void;
+  /** The host's ipsets are known and have none named `name` (libxt_set asks the kernel while parsing). */
+  ipsetMissing(name: string): boolean;
 }
 
 export interface ExtensionInstance<T> {
