@@ -3,7 +3,7 @@
  * quota, nfacct, cgroup, devgroup, length, mac, connlabel, pkttype, helper, cluster.
  */
 import { Failure, paramProblem } from '../failure.ts';
-import { argOf, hex8, hexOf, markMask, uintBase0, xtInt, xtIntOption, type XtDefinition } from './define.ts';
+import { argOf, hex8, uintBase0, valMaskText, xtInt, xtIntOption, xtValMask, type XtDefinition } from './define.ts';
 import { rangeOption } from './misc.ts';
 
 const decimal = (ext: string, opt: string, max: number) => (v: readonly string[], at: number): readonly string[] => {
@@ -55,11 +55,13 @@ export const CGROUP: XtDefinition = {
   list: (args) => `cgroup ${args[0] === '!' ? '! ' : ''}${args[args.length - 1] ?? ''}`,
 };
 
+/** A stock /etc/iproute2/group: device group names devgroup maps. */
+const DEV_GROUPS: ReadonlyMap<string, number> = new Map([['default', 0]]);
+
 function group(opt: string) {
   return (v: readonly string[], at: number): readonly string[] => {
-    const mm = markMask(v[0] ?? '');
-    if (mm === undefined) throw paramProblem(`devgroup: bad value for option "--${opt}", or out of range.\n`, at);
-    return [mm.mask === 0xffffffff ? hexOf(mm.value) : `${hexOf(mm.value)}/${hexOf(mm.mask)}`];
+    const mm = xtValMask('devgroup', opt, v[0] ?? '', at, DEV_GROUPS);
+    return [valMaskText(mm.value, mm.mask, DEV_GROUPS)];
   };
 }
 
@@ -70,6 +72,9 @@ export const DEVGROUP: XtDefinition = {
     { name: 'src-group', args: 1, invert: true, parse: group('src-group') },
     { name: 'dst-group', args: 1, invert: true, parse: group('dst-group') },
   ],
+  finish(s) {
+    if (s.given.size === 0) throw paramProblem("devgroup match: You must specify either '--src-group' or '--dst-group'");
+  },
   hooks(args) {
     const src = args.includes('--src-group');
     const dst = args.includes('--dst-group');
