@@ -454,3 +454,11 @@ export function xtHost(text: string, at?: number): Ipv4 {
   if (a === undefined) throw paramProblem('getaddrinfo: Name or service not known\n', at);
   return a;
 }
+
+/**
+ * An extension the kernel registers for one protocol (`.proto` of its xt_match/xt_target): the
+ * nf_tables kernel refuses the rule unless `-p` names that protocol, not negated.
+ */
+export function kernelProto(env: ParseEnv, proto: number): void {
+  if (env.proto !== proto || env.protoInvert) env.rejectRule('Invalid argument');
+}

@@ -3,7 +3,7 @@
  * socket (TPROXY setups), connmark, tcpmss, esp, ah, realm, cpu.
  */
 import { paramProblem } from '../failure.ts';
-import { argOf, valMaskText, xtIntOption, xtMint, xtValMask, type XtDefinition } from './define.ts';
+import { argOf, kernelProto, valMaskText, xtIntOption, xtMint, xtValMask, type XtDefinition } from './define.ts';
 
 /** An XTTYPE_UINT*RC option printed `min` or `min:max`; `invalid` the extension's message for max < min. */
 export function rangeOption(ext: string, opt: string, lmax: bigint, invalid?: string) {
@@ -67,12 +67,14 @@ function spiList(name: string, opt: string) {
 export const ESP: XtDefinition = {
   name: 'esp',
   options: [{ name: 'espspi', args: 1, invert: true, parse: rangeOption('esp', 'espspi', 0xffffffffn) }],
+  finish: (_s, env) => kernelProto(env, 50),
   list: spiList('esp', 'espspi'),
 };
 
 export const AH: XtDefinition = {
   name: 'ah',
   options: [{ name: 'ahspi', args: 1, invert: true, parse: rangeOption('ah', 'ahspi', 0xffffffffn) }],
+  finish: (_s, env) => kernelProto(env, 51),
   list: spiList('ah', 'ahspi'),
 };
 

@@ -5,7 +5,7 @@
 import { paramProblem } from '../failure.ts';
 import { parsePortRange } from '../ports.ts';
 import { MATCH, NOMATCH, type ModTest } from '../matchers.ts';
-import { argOf, type XtDefinition } from './define.ts';
+import { argOf, kernelProto, type XtDefinition } from './define.ts';
 
 /** SCTP chunk types by name, as `iptables -L` prints them (numbers). */
 const CHUNKS: ReadonlyMap<string, number> = new Map([
@@ -55,6 +55,8 @@ export const SCTP: XtDefinition = {
     },
   ],
   order: ['sport', 'dport', 'chunk-types'],
+  // xt_sctp is registered for sctp only.
+  finish: (_s, env) => kernelProto(env, 132),
   compile: (args) => portTest(132, args),
   list(args) {
     const parts = ['sctp'];

@@ -103,6 +103,26 @@ export const LENGTH: XtDefinition = {
   list: (args) => `length ${args[0] === '!' ? '!' : ''}${args[args.length - 1] ?? ''}`,
 };
 
+/**
+ * XTTYPE_ETHERMAC (xtopt_parse_ethermac): six `strtoul(…, 16)` fields separated by `:`, each
+ * spanning at most two characters (an empty field reads 0); printed `%02x`, colon-separated.
+ */
+function etherMac(text: string, at: number): string {
+  const bytes: string[] = [];
+  let arg = 0;
+  for (let i = 0; i < 6; i++) {
+    const m = /^[ \t\n\v\f\r]*([+-]?)(?:0[xX](?=[0-9a-fA-F]))?([0-9a-fA-F]+)/.exec(text.slice(arg));
+    const end = m === null ? arg : arg + m[0].length;
+    const stop = i < 5 ? ':' : undefined;
+    if (end - arg > 2 || text[end] !== stop) throw paramProblem('Invalid MAC address specified.', at);
+    let n = m === null ? 0 : parseInt(m[2] as string, 16) & 0xff;
+    if (m?.[1] === '-') n = (256 - n) & 0xff;
+    bytes.push(n.toString(16).padStart(2, '0'));
+    arg = end + 1;
+  }
+  return bytes.join(':');
+}
+
 /** `-m mac --mac-source`: printed in lower case, two digits a byte. */
 export const MAC: XtDefinition = {
   name: 'mac',
@@ -111,11 +131,7 @@ export const MAC: XtDefinition = {
       name: 'mac-source',
       args: 1,
       invert: true,
-      parse: (v, at) => {
-        const parts = (v[0] ?? '').split(':');
-        if (parts.length !== 6 || parts.some((p) => !/^[0-9a-fA-F]{1,2}$/.test(p))) throw paramProblem(`Bad mac address "${v[0] ?? ''}"`, at);
-        return [parts.map((p) => p.toLowerCase().padStart(2, '0')).join(':')];
-      },
+      parse: (v, at) => [etherMac(v[0] ?? '', at)],
     },
   ],
   finish(s) {
