@@ -91,7 +91,7 @@ class PolicyInstance extends OptionTracker implements ExtensionInstance<Match> {
     const cur = this.elements[this.elements.length - 1] as Element;
     switch (use.name) {
       case 'dir':
-        if (v !== 'in' && v !== 'out') throw paramProblem(`policy match: invalid direction "${v}"`, at);
+        if (v !== 'in' && v !== 'out') throw paramProblem(`policy_match: invalid dir "${v}"`, at);
         this.dir = v;
         return;
       case 'pol':

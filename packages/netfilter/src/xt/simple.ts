@@ -147,6 +147,7 @@ export const CONNLABEL: XtDefinition = {
     {
       name: 'label',
       args: 1,
+      mand: true,
       invert: true,
       // Names come from /etc/xtables/connlabel.conf, which a netsim host does not have: numbers only.
       parse: (v, at) => {

@@ -5,8 +5,7 @@
  */
 import { paramProblem } from '../failure.ts';
 import { formatIpv4 } from '../ip.ts';
-import { xtablesHost } from '../hostAddress.ts';
-import { argOf, uintBase0, xtInt, xtIntOption, type XtDefinition, type XtState } from './define.ts';
+import { argOf, uintBase0, xtHost, xtMint, xtInt, xtIntOption, type XtDefinition, type XtState } from './define.ts';
 import type { ParseEnv } from '../extension.ts';
 import { xtablesStrtoui } from '../hostAddress.ts';
 import { setDirs, setNameChecks } from './set.ts';
@@ -25,10 +24,7 @@ export const NFQUEUE: XtDefinition = {
       name: 'queue-balance',
       args: 1,
       parse: (v, at) => {
-        const m = /^(\d+):(\d+)$/.exec(v[0] ?? '');
-        const a = Number(m?.[1]);
-        const b = Number(m?.[2]);
-        if (m === null || a > 0xffff || b > 0xffff) throw paramProblem(`NFQUEUE: bad value for option "--queue-balance", or out of range (0-65535).\n`, at);
+        const [a = 0n, b = a] = xtMint('NFQUEUE', 'queue-balance', v[0] ?? '', 0xffffn, at);
         if (a > b) throw paramProblem('NFQUEUE: bad range "--queue-balance"', at);
         return [`${a}:${b}`];
       },
@@ -133,11 +129,7 @@ export const SYNPROXY: XtDefinition = {
   list: (args) => ['SYNPROXY', ...args.map((a) => a.replace(/^--/, ''))].join(' '),
 };
 
-const gateway = (v: readonly string[], at: number): readonly string[] => {
-  const a = xtablesHost(v[0] ?? '');
-  if (a === undefined) throw paramProblem(`TEE: Bad value for "--gateway" option: "${v[0] ?? ''}"`, at);
-  return [formatIpv4(a)];
-};
+const gateway = (v: readonly string[], at: number): readonly string[] => [formatIpv4(xtHost(v[0] ?? '', at))];
 
 export const TEE: XtDefinition = {
   name: 'TEE',
@@ -277,7 +269,7 @@ export const AUDIT: XtDefinition = {
 export const IDLETIMER: XtDefinition = {
   name: 'IDLETIMER',
   options: [
-    { name: 'timeout', args: 1, parse: xtIntOption('IDLETIMER', 'timeout', 32) },
+    { name: 'timeout', args: 1, mand: true, parse: xtIntOption('IDLETIMER', 'timeout', 32) },
     { name: 'label', args: 1 },
     { name: 'alarm', args: 0 },
   ],
@@ -286,7 +278,7 @@ export const IDLETIMER: XtDefinition = {
 
 export const CHECKSUM: XtDefinition = {
   name: 'CHECKSUM',
-  options: [{ name: 'checksum-fill', args: 0 }],
+  options: [{ name: 'checksum-fill', args: 0, mand: true }],
   tables: ['mangle'],
   list: () => 'CHECKSUM fill',
 };
@@ -294,8 +286,11 @@ export const CHECKSUM: XtDefinition = {
 export const CONNSECMARK: XtDefinition = {
   name: 'CONNSECMARK',
   options: [
-    { name: 'save', args: 0 },
-    { name: 'restore', args: 0 },
+    { name: 'save', args: 0, excl: ['restore'] },
+    { name: 'restore', args: 0, excl: ['save'] },
   ],
+  finish(s) {
+    if (s.given.size === 0) throw paramProblem('CONNSECMARK target: parameter required');
+  },
   list: (args) => `CONNSECMARK ${args.includes('--save') ? 'save' : 'restore'}`,
 };

@@ -13,7 +13,8 @@ export const TTL_MATCH: XtDefinition = {
     { name: 'ttl-lt', args: 1, excl: ['ttl-gt', 'ttl-eq'], parse: byte('ttl', 'ttl-lt') },
     { name: 'ttl-gt', args: 1, excl: ['ttl-lt', 'ttl-eq'], parse: byte('ttl', 'ttl-gt') },
     { name: 'ttl-eq', args: 1, invert: true, excl: ['ttl-lt', 'ttl-gt'], parse: byte('ttl', 'ttl-eq') },
-    { name: 'ttl', args: 1, as: 'ttl-eq', parse: byte('ttl', 'ttl') },
+    // Same id as --ttl-eq: the framework finds (and names) the --ttl-eq entry for it.
+    { name: 'ttl', args: 1, invert: true, as: 'ttl-eq', parse: byte('ttl', 'ttl-eq') },
   ],
   order: ['ttl-eq', 'ttl-lt', 'ttl-gt'],
   finish(s) {
@@ -32,8 +33,8 @@ export const TTL_TARGET: XtDefinition = {
   name: 'TTL',
   options: [
     { name: 'ttl-set', args: 1, parse: byte('TTL', 'ttl-set') },
-    { name: 'ttl-dec', args: 1, parse: byte('TTL', 'ttl-dec') },
-    { name: 'ttl-inc', args: 1, parse: byte('TTL', 'ttl-inc') },
+    { name: 'ttl-dec', args: 1, parse: xtIntOption('TTL', 'ttl-dec', 8, 1n) },
+    { name: 'ttl-inc', args: 1, parse: xtIntOption('TTL', 'ttl-inc', 8, 1n) },
   ],
   tables: ['mangle'],
   finish(s) {
