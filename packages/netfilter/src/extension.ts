@@ -148,11 +148,6 @@ export class OptionTracker {
   }
 }
 
-/** The framework's message for a bad integer. */
-export function badInteger(ext: string, opt: string, argIndex: number): never {
-  throw paramProblem(`${ext}: bad integer value for option "--${opt}", or out of range.\n`, argIndex);
-}
-
 /**
  * The framework's message for two options that exclude each other, naming them in the
  * extension's definition order as xtables' final check does.
