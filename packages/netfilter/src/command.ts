@@ -567,7 +567,7 @@ class CommandParser implements ParseEnv {
     if (spec.args === 2) {
       const w = this.args[this.i];
       if (w === undefined || w.charCodeAt(0) === 45 || w.charCodeAt(0) === 33) {
-        throw paramProblem(`--${spec.name} requires two args.`, at);
+        throw paramProblem(spec.pairMessage ?? `--${spec.name} requires two args.`, at);
       }
       values.push(w);
       this.i++;

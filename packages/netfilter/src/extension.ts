@@ -21,6 +21,8 @@ export interface OptionSpec {
   readonly invert?: boolean;
   /** May be given more than once. */
   readonly multi?: boolean;
+  /** For two values: the module's message when the second is missing (default `--NAME requires two args.`). */
+  readonly pairMessage?: string;
 }
 
 /** One option occurrence handed to an extension instance. */

@@ -47,9 +47,11 @@ export const SCTP: XtDefinition = {
       name: 'chunk-types',
       args: 2,
       invert: true,
+      pairMessage: '--chunk-types requires two args',
       parse: (v, at) => {
-        const how = v[0] ?? '';
-        if (how !== 'all' && how !== 'any' && how !== 'only') throw paramProblem('--chunk-types requires `all\', `any\' or `only\'', at);
+        // strcasecmp: any case, printed in lower case.
+        const how = (v[0] ?? '').toLowerCase();
+        if (how !== 'all' && how !== 'any' && how !== 'only') throw paramProblem('Match type has to be one of "ALL", "ANY" or "ONLY"', at);
         return [how, chunkOrder(v[1] ?? '')];
       },
     },
