@@ -52,6 +52,10 @@ export const CGROUP: XtDefinition = {
     { name: 'cgroup', args: 1, invert: true, parse: decimal('cgroup', 'cgroup', 0xffffffff) },
     { name: 'path', args: 1, invert: true },
   ],
+  // xt_cgroup's check: a path or a classid, not both and not neither.
+  finish(s, env) {
+    if (s.has('cgroup') === s.has('path')) env.rejectRule('Invalid argument');
+  },
   list: (args) => `cgroup ${args[0] === '!' ? '! ' : ''}${args[args.length - 1] ?? ''}`,
 };
 
