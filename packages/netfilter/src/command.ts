@@ -245,6 +245,8 @@ export function parseCommand(args: readonly string[], env: CommandEnv): ParsedCo
   try {
     p.reset(args, env);
     return p.parse();
+  } catch (e) {
+    throw p.withWarnings(e);
   } finally {
     // Drop the caller's objects (a restore's environment holds its whole state) before parking.
     p.reset(NO_ARGS, NO_ENV);
@@ -347,6 +349,16 @@ class CommandParser implements ParseEnv {
   warn(text: string): void {
     if (this.warnings === NO_WARNINGS) this.warnings = [];
     (this.warnings as string[]).push(text);
+  }
+
+  ipsetMissing(name: string): boolean {
+    return this.env.ipsetExists !== undefined && !this.env.ipsetExists(name);
+  }
+
+  /** A failure with the warnings printed before it (the real tool prints them as it parses). */
+  withWarnings(e: unknown): unknown {
+    if (this.warnings.length === 0 || !(e instanceof Failure)) return e;
+    return new Failure(e.kind, e.message, { ...(e.argIndex !== undefined && { argIndex: e.argIndex }), bare: e.bare, prefixed: e.prefixed, warning: this.warnings.join('') + e.warning });
   }
 
   parse(): ParsedCommand {
@@ -555,7 +567,7 @@ class CommandParser implements ParseEnv {
     if (spec.args === 2) {
       const w = this.args[this.i];
       if (w === undefined || w.charCodeAt(0) === 45 || w.charCodeAt(0) === 33) {
-        throw paramProblem(`--${spec.name} requires two args.`, at);
+        throw paramProblem(spec.pairMessage ?? `--${spec.name} requires two args.`, at);
       }
       values.push(w);
       this.i++;
@@ -844,13 +856,6 @@ class CommandParser implements ParseEnv {
       if ('instance' in t) target = finishAt(t, this);
       else {
         target = { kind: 'unknown', name: t.name, args: t.args };
-      }
-    }
-    if (this.env.ipsetExists !== undefined) {
-      for (const m of matches) {
-        if (m.kind === 'set' && !this.env.ipsetExists(m.setName)) {
-          throw paramProblem(`Set ${m.setName} doesn't exist.\n`, this.matchAt(m));
-        }
       }
     }
 

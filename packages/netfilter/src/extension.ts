@@ -21,6 +21,8 @@ export interface OptionSpec {
   readonly invert?: boolean;
   /** May be given more than once. */
   readonly multi?: boolean;
+  /** For two values: the module's message when the second is missing (default `--NAME requires two args.`). */
+  readonly pairMessage?: string;
 }
 
 /** One option occurrence handed to an extension instance. */
@@ -46,6 +48,8 @@ export interface ParseEnv {
   rejectRule(errno: string): void;
   /** A warning the real tool prints on stderr without failing (the text, newline included). */
   warn(text: string): void;
+  /** The host's ipsets are known and have none named `name` (libxt_set asks the kernel while parsing). */
+  ipsetMissing(name: string): boolean;
 }
 
 export interface ExtensionInstance<T> {
@@ -144,11 +148,6 @@ export class OptionTracker {
   missing(name: string): never {
     throw paramProblem(`${this.ext}: option "--${name}" must be specified\n`);
   }
-}
-
-/** The framework's message for a bad integer. */
-export function badInteger(ext: string, opt: string, argIndex: number): never {
-  throw paramProblem(`${ext}: bad integer value for option "--${opt}", or out of range.\n`, argIndex);
 }
 
 /**

@@ -34,7 +34,7 @@ export const BPF: XtDefinition = {
   ],
   quoted: ['bytecode'],
   finish(s) {
-    if (!s.has('bytecode') && !s.has('object-pinned')) throw paramProblem('bpf: missing --bytecode or --object-pinned parameter');
+    if (!s.has('bytecode') && !s.has('object-pinned')) throw paramProblem('bpf: one of --bytecode or --pinned is required');
   },
   // bpf_print_code ends the last instruction with its `tail` character, which is NUL when
   // listing: the real tool prints a NUL byte there. No blank before "match bpf" either.

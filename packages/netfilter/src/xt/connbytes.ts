@@ -3,7 +3,9 @@
  * --connbytes-dir D`; an open upper end prints as the lower bound alone.
  */
 import { paramProblem } from '../failure.ts';
-import { argOf, uintBase0, type XtDefinition } from './define.ts';
+import { argOf, uintMax, xtMint, type XtDefinition } from './define.ts';
+
+const U64 = uintMax(64);
 
 export const CONNBYTES: XtDefinition = {
   name: 'connbytes',
@@ -13,13 +15,9 @@ export const CONNBYTES: XtDefinition = {
       args: 1,
       invert: true,
       parse: (v, at) => {
-        const text = v[0] ?? '';
-        const colon = text.indexOf(':');
-        const from = colon === 0 ? 0 : uintBase0(colon < 0 ? text : text.slice(0, colon));
-        const toText = colon < 0 ? '' : text.slice(colon + 1);
-        const to = toText === '' ? undefined : uintBase0(toText);
-        if (from === undefined || (toText !== '' && to === undefined)) throw paramProblem(`connbytes: bad value for option "--connbytes", or out of range (${text}).\n`, at);
-        return [to === undefined ? String(from) : `${from}:${to}`];
+        const [from = 0n, to = U64] = xtMint('connbytes', 'connbytes', v[0] ?? '', U64, at);
+        if (to < from) throw paramProblem(`${from} should be less than ${to}`, at);
+        return [to === U64 ? String(from) : `${from}:${to}`];
       },
     },
     { name: 'connbytes-dir', args: 1, parse: oneOf('connbytes-dir', ['original', 'reply', 'both']) },

@@ -14,8 +14,8 @@ const count = (v: readonly string[], at: number): readonly string[] => {
 export const CONNLIMIT: XtDefinition = {
   name: 'connlimit',
   options: [
-    { name: 'connlimit-upto', args: 1, parse: count },
-    { name: 'connlimit-above', args: 1, parse: count },
+    { name: 'connlimit-upto', args: 1, invert: true, parse: count },
+    { name: 'connlimit-above', args: 1, invert: true, parse: count },
     {
       name: 'connlimit-mask',
       args: 1,
@@ -30,7 +30,15 @@ export const CONNLIMIT: XtDefinition = {
   ],
   order: ['connlimit-upto', 'connlimit-above', 'connlimit-mask', 'connlimit-saddr', 'connlimit-daddr'],
   finish(s) {
-    if (!s.has('connlimit-upto') && !s.has('connlimit-above')) throw paramProblem('connlimit: option "--connlimit-above" or "--connlimit-upto" must be specified\n');
+    if (!s.has('connlimit-upto') && !s.has('connlimit-above')) throw paramProblem('You must specify "--connlimit-above" or "--connlimit-upto".');
+    // One inversion flag: `! --connlimit-upto N` is `--connlimit-above N` and the other way round.
+    for (const [name, other] of [['connlimit-upto', 'connlimit-above'], ['connlimit-above', 'connlimit-upto']] as const) {
+      const v = s.get(name);
+      if (v?.invert === true) {
+        s.delete(name);
+        s.set(other, v.values);
+      }
+    }
     if (!s.has('connlimit-mask')) s.set('connlimit-mask', ['32']);
     if (!s.has('connlimit-daddr')) s.set('connlimit-saddr', []);
   },

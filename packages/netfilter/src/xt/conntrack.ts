@@ -12,6 +12,8 @@ import { formatIpv4, tryParseIpv4 } from '../ip.ts';
 import type { MatchModule } from '../matches.ts';
 import { CT_DNAT, CT_ESTABLISHED, CT_INVALID, CT_NEW, CT_RELATED, CT_SNAT, CT_UNTRACKED, MATCH, NOMATCH, UNDECIDED, type ModTest } from '../matchers.ts';
 import { lookupProtocol } from '../names.ts';
+import { inetAtonExact, xtablesStrtoui } from '../hostAddress.ts';
+import { xtHost } from './define.ts';
 import { quoteVerbatim } from '../tokenize.ts';
 import type { CtState, Match } from '../types.ts';
 
@@ -79,14 +81,20 @@ function conntrackValue(name: string, v: string, at: number): string {
     case 'ctorigdst':
     case 'ctreplsrc':
     case 'ctrepldst': {
-      // The address is printed as given (host bits kept), a dotted mask as its prefix length.
+      // XTTYPE_HOSTMASK: a host (getaddrinfo) and an optional prefix length or dotted mask. The
+      // address is printed as given (host bits kept), a dotted mask as its prefix length.
       const slash = v.indexOf('/');
-      const addr = tryParseIpv4(slash < 0 ? v : v.slice(0, slash));
-      if (addr === undefined) return v;
+      const addr = xtHost(slash < 0 ? v : v.slice(0, slash), at);
       if (slash < 0) return formatIpv4(addr);
       const m = v.slice(slash + 1);
-      const prefix = /^[0-9]{1,2}$/.test(m) ? Number(m) : dottedPrefix(m);
-      if (prefix === undefined || prefix > 32) return v;
+      const numeric = xtablesStrtoui(m, 32);
+      const dotted = numeric === undefined ? inetAtonExact(m) : undefined;
+      if (numeric === undefined && dotted === undefined) {
+        throw paramProblem(`conntrack: bad value for option "--${name}", neither a valid network mask nor valid CIDR (0-32).\n`, at);
+      }
+      const prefix = numeric ?? dottedPrefix(m);
+      // A mask that is no prefix prints as no mask at all (xtables_ipmask_to_cidr gives -1).
+      if (prefix === undefined) return formatIpv4(addr);
       return prefix === 32 ? formatIpv4(addr) : `${formatIpv4(addr)}/${prefix}`;
     }
   }

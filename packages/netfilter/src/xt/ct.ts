@@ -11,6 +11,7 @@ import { T_NOTRACK, T_TRACE, T_UNKNOWN } from '../targetCode.ts';
 import type { TargetModule } from '../targets.ts';
 import { quoteVerbatim } from '../tokenize.ts';
 import type { Target } from '../types.ts';
+import { strtoumax } from './define.ts';
 
 type CtTarget = Extract<Target, { kind: 'CT' }>;
 
@@ -47,7 +48,7 @@ export const TRACE_TARGET: TargetModule = {
 /** Conntrack event names in bit order, the order iptables-save prints them in. */
 const CT_EVENTS: readonly string[] = ['new', 'related', 'destroy', 'reply', 'assured', 'protoinfo', 'helper', 'mark', 'natseqinfo', 'secmark'];
 const EXP_EVENTS: readonly string[] = ['new'];
-const CT_SAVE_ORDER: readonly string[] = ['helper', 'timeout', 'ctevents', 'expevents', 'zone-orig', 'zone-reply', 'zone'];
+const CT_SAVE_ORDER: readonly string[] = ['helper', 'timeout', 'ctevents', 'expevents'];
 
 const CT_OPTIONS = new OptionTable([
   { name: 'notrack', args: 0 },
@@ -68,6 +69,11 @@ export const CT_TARGET: TargetModule = {
   create(): ExtensionInstance<Target> {
     const t: OptionTracker = new OptionTracker('CT', CT_OPTIONS);
     const given = new Map<string, string>();
+    // The three zone options share one zone field; their directions add up (ct_parse_zone_id).
+    let zone = 0;
+    let zoneMark = false;
+    let orig = false;
+    let reply = false;
     return {
       name: 'CT',
       spec: CT_OPTIONS,
@@ -75,6 +81,18 @@ export const CT_TARGET: TargetModule = {
         t.use(use, CT_OPTIONS.exact(use.name)!);
         if (use.name === 'notrack') return;
         let v = use.values[0] ?? '';
+        if (use.name.startsWith('zone')) {
+          if (use.name === 'zone-orig') orig = true;
+          if (use.name === 'zone-reply') reply = true;
+          zone = 0;
+          if (v.toLowerCase() === 'mark') zoneMark = true;
+          else {
+            const r = strtoumax(v);
+            if (r === undefined || r.end !== v.length || r.value > 0xffffn) throw paramProblem(`Cannot parse ${v} as a zone ID`, use.argIndex + 1);
+            zone = Number(r.value);
+          }
+          return;
+        }
         if (use.name === 'ctevents' || use.name === 'expevents') {
           const names = use.name === 'ctevents' ? CT_EVENTS : EXP_EVENTS;
           const set = new Set(v.split(','));
@@ -90,6 +108,7 @@ export const CT_TARGET: TargetModule = {
           const v = given.get(name);
           if (v !== undefined) args.push(`--${name}`, v);
         }
+        if (zoneMark || zone !== 0) args.push(orig === reply ? '--zone' : orig ? '--zone-orig' : '--zone-reply', zoneMark ? 'mark' : String(zone));
         return { kind: 'CT', notrack: t.has('notrack'), args };
       },
     };

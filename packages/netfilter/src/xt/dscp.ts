@@ -21,7 +21,7 @@ function value(ext: string, opt: string) {
 
 function cls(v: readonly string[], at: number): readonly string[] {
   const n = CLASSES.get((v[0] ?? '').toUpperCase());
-  if (n === undefined) throw paramProblem(`Invalid DSCP value \`${v[0] ?? ''}'\n`, at);
+  if (n === undefined) throw paramProblem(`Invalid DSCP value \`${v[0] ?? ''}'`, at);
   return [hex2(n)];
 }
 

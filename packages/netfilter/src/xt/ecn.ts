@@ -23,7 +23,7 @@ export const ECN: XtDefinition = {
   ],
   order: ['ecn-tcp-ece', 'ecn-tcp-cwr', 'ecn-ip-ect'],
   finish(s, env) {
-    if (s.given.size === 0) throw paramProblem('ecn: you must specify at least one option');
+    if (s.given.size === 0) throw paramProblem('ECN match: some option required');
     if ((s.has('ecn-tcp-cwr') || s.has('ecn-tcp-ece')) && (env.proto !== 6 || env.protoInvert)) env.rejectRule('Invalid argument');
   },
   list(args) {

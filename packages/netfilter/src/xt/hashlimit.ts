@@ -181,7 +181,7 @@ export const HASHLIMIT: XtDefinition = {
   ],
   finish(s, env) {
     const r = s.value('hashlimit-upto') ?? s.value('hashlimit-above');
-    if (r === undefined) throw paramProblem('hashlimit: option "--hashlimit-upto" or "--hashlimit-above" must be specified\n');
+    if (r === undefined) throw paramProblem('You have to specify --hashlimit');
     if (!s.has('hashlimit-name')) s.missing('hashlimit-name');
     const bytes = /b\//i.test(r);
     const rateMatch = s.has('hashlimit-rate-match');

@@ -5,7 +5,8 @@
  * `strtoul(…, 0)` does (the mask defaults to all ones) and prints them in hex, the mask only when
  * it is not all ones; it matches when `(skb->mark & mask) == value`, `!` inverting.
  */
-import { OptionTable, OptionTracker, badInteger, type ExtensionInstance } from '../extension.ts';
+import { OptionTable, OptionTracker, type ExtensionInstance } from '../extension.ts';
+import { xtValMask } from './define.ts';
 import type { MatchModule } from '../matches.ts';
 import { MATCH, NOMATCH, type ModTest } from '../matchers.ts';
 import { parseUintBase0 } from '../names.ts';
@@ -47,8 +48,8 @@ export const MARK_MODULE: MatchModule = {
       spec: MARK_OPTIONS,
       option(use) {
         t.use(use, MARK_OPTIONS.specs[0]!);
-        const vm = parseMarkMask(use.values[0] ?? '');
-        if (vm === undefined) badInteger('mark', 'mark', use.argIndex + 1);
+        // XTTYPE_MARKMASK32, with the framework's messages.
+        const vm = xtValMask('mark', 'mark', use.values[0] ?? '', use.argIndex + 1);
         m = { kind: 'mark', value: vm.value, mask: vm.mask, negate: use.invert };
       },
       finish() {

@@ -4,13 +4,13 @@
  * `(mark & ~mask) ^ value` pair the kernel keeps and printed as `--set-xmark`, CONNMARK's
  * save/restore with their masks, the `-L` text of each operation, and the walk's opcodes.
  */
-import { OptionTable, OptionTracker, badInteger, excludes, type ExtensionInstance } from '../extension.ts';
+import { OptionTable, OptionTracker, excludesIn, type ExtensionInstance } from '../extension.ts';
 import { paramProblem } from '../failure.ts';
-import { parseUintBase0 } from '../names.ts';
 import { T_CONNMARK_RESTORE, T_CONNMARK_SAVE, T_CONNMARK_SET, T_MARK } from '../targetCode.ts';
 import type { TargetModule } from '../targets.ts';
 import type { Target } from '../types.ts';
-import { hex, parseMarkMask } from './mark.ts';
+import { xtInt, xtValMask } from './define.ts';
+import { hex } from './mark.ts';
 
 type MarkTarget = Extract<Target, { kind: 'MARK' }>;
 type ConnmarkTarget = Extract<Target, { kind: 'CONNMARK' }>;
@@ -27,23 +27,30 @@ function markText(ext: string, value: number, mask: number): string {
 const MARK_OPS = ['set-xmark', 'set-mark', 'and-mark', 'or-mark', 'xor-mark'] as const;
 const MARK_OPTIONS = new OptionTable(MARK_OPS.map((name) => ({ name, args: 1 as const })));
 
-/** Every MARK/CONNMARK operation as the `(mark & ~mask) ^ value` pair the kernel stores. */
+/**
+ * Every MARK/CONNMARK operation as the `(mark & ~mask) ^ value` pair the kernel stores: the
+ * `--set-*` values read as XTTYPE_MARKMASK32, the others as XTTYPE_UINT32.
+ */
 function markOp(op: string, text: string, ext: string, argIndex: number): { value: number; mask: number } {
-  const vm = parseMarkMask(text);
-  const slashAllowed = op === 'set-xmark' || op === 'set-mark';
-  if (vm === undefined || (!slashAllowed && text.includes('/'))) badInteger(ext, op, argIndex);
-  switch (op) {
-    case 'set-xmark':
-      return vm;
-    case 'set-mark':
-      return { value: vm.value, mask: (vm.mask | vm.value) >>> 0 };
-    case 'and-mark':
-      return { value: 0, mask: ~vm.value >>> 0 };
-    case 'or-mark':
-      return { value: vm.value, mask: vm.value };
-    default:
-      return { value: vm.value, mask: 0 };
+  if (op === 'set-xmark' || op === 'set-mark') {
+    const vm = xtValMask(ext, op, text, argIndex);
+    return op === 'set-xmark' ? vm : { value: vm.value, mask: (vm.mask | vm.value) >>> 0 };
   }
+  const n = Number(xtInt(ext, op, text, 0n, 0xffffffffn, argIndex));
+  if (op === 'and-mark') return { value: 0, mask: ~n >>> 0 };
+  if (op === 'or-mark') return { value: n, mask: n };
+  return { value: n, mask: 0 };
+}
+
+/**
+ * The framework's exclusion message for the operations given: the first in table order against
+ * the first other one in option-id order (`ids`).
+ */
+function opsExcluded(ext: string, given: readonly string[], table: readonly string[], ids: readonly string[]): void {
+  if (given.length < 2) return;
+  const entry = table.find((n) => given.includes(n)) as string;
+  const other = ids.find((n) => n !== entry && given.includes(n)) as string;
+  excludesIn(ext, entry, other);
 }
 
 export const MARK_TARGET: TargetModule = {
@@ -52,19 +59,19 @@ export const MARK_TARGET: TargetModule = {
   options: MARK_OPTIONS,
   create(): ExtensionInstance<Target> {
     const t: OptionTracker = new OptionTracker('MARK', MARK_OPTIONS);
-    let op: string | undefined;
+    const ops: string[] = [];
     let vm: { value: number; mask: number } | undefined;
     return {
       name: 'MARK',
       spec: MARK_OPTIONS,
       option(use) {
         t.use(use, MARK_OPTIONS.exact(use.name)!);
-        if (op !== undefined) excludes('MARK', MARK_OPTIONS, op, use.name, use.argIndex);
-        op = use.name;
+        ops.push(use.name);
         vm = markOp(use.name, use.values[0] ?? '', 'MARK', use.argIndex + 1);
       },
       finish() {
         if (vm === undefined) throw paramProblem('MARK: One of the --set-xmark, --{and,or,xor,set}-mark options is required');
+        opsExcluded('MARK', ops, MARK_OPS, MARK_OPS);
         return { kind: 'MARK', value: vm.value, mask: vm.mask };
       },
     };
@@ -77,6 +84,10 @@ export const MARK_TARGET: TargetModule = {
     c.mask = (t as MarkTarget).mask >>> 0;
   },
 };
+
+/** CONNMARK's operations in its option table's order, and in the order of their ids. */
+const CONNMARK_OPS = ['set-xmark', 'set-mark', 'and-mark', 'or-mark', 'xor-mark', 'save-mark', 'restore-mark'];
+const CONNMARK_OP_IDS = ['set-mark', 'save-mark', 'restore-mark', 'and-mark', 'or-mark', 'xor-mark', 'set-xmark'];
 
 const CONNMARK_OPTIONS = new OptionTable([
   { name: 'set-xmark', args: 1 },
@@ -98,6 +109,8 @@ export const CONNMARK_TARGET: TargetModule = {
   create(): ExtensionInstance<Target> {
     const t: OptionTracker = new OptionTracker('CONNMARK', CONNMARK_OPTIONS);
     let op: string | undefined;
+    const ops: string[] = [];
+    const masks: string[] = [];
     let vm = { value: 0, mask: 0 };
     let nfmask = 0xffffffff;
     let ctmask = 0xffffffff;
@@ -108,18 +121,20 @@ export const CONNMARK_TARGET: TargetModule = {
         t.use(use, CONNMARK_OPTIONS.exact(use.name)!);
         const v = use.values[0] ?? '';
         if (use.name === 'mask' || use.name === 'nfmask' || use.name === 'ctmask') {
-          const n = parseUintBase0(v);
-          if (n === undefined || n > 0xffffffff) badInteger('CONNMARK', use.name, use.argIndex + 1);
+          const n = Number(xtInt('CONNMARK', use.name, v, 0n, 0xffffffffn, use.argIndex + 1));
+          masks.push(use.name);
           if (use.name !== 'ctmask') nfmask = n;
           if (use.name !== 'nfmask') ctmask = n;
           return;
         }
-        if (op !== undefined) excludes('CONNMARK', CONNMARK_OPTIONS, op, use.name, use.argIndex);
+        ops.push(use.name);
         op = use.name;
         if (op !== 'save-mark' && op !== 'restore-mark') vm = markOp(op, v, 'CONNMARK', use.argIndex + 1);
       },
       finish() {
         if (op === undefined) throw paramProblem('CONNMARK target: No operation specified');
+        opsExcluded('CONNMARK', ops, CONNMARK_OPS, CONNMARK_OP_IDS);
+        if (masks.includes('mask') && masks.length > 1) excludesIn('CONNMARK', masks.includes('ctmask') ? 'ctmask' : 'nfmask', 'mask');
         if (op === 'save-mark' || op === 'restore-mark') {
           return { kind: 'CONNMARK', mode: op === 'save-mark' ? 'save' : 'restore', value: 0, mask: 0, nfmask, ctmask };
         }

@@ -3,26 +3,27 @@
  * socket (TPROXY setups), connmark, tcpmss, esp, ah, realm, cpu.
  */
 import { paramProblem } from '../failure.ts';
-import { argOf, hexOf, markMask, uintBase0, type XtDefinition } from './define.ts';
+import { argOf, kernelProto, valMaskText, xtIntOption, xtMint, xtValMask, type XtDefinition } from './define.ts';
 
-function range(ext: string, opt: string, max: number) {
+/** An XTTYPE_UINT*RC option printed `min` or `min:max`; `invalid` the extension's message for max < min. */
+export function rangeOption(ext: string, opt: string, lmax: bigint, invalid?: string) {
   return (v: readonly string[], at: number): readonly string[] => {
-    const text = v[0] ?? '';
-    const colon = text.indexOf(':');
-    const a = colon === 0 ? 0 : uintBase0(colon < 0 ? text : text.slice(0, colon));
-    const b = colon < 0 ? a : colon === text.length - 1 ? max : uintBase0(text.slice(colon + 1));
-    if (a === undefined || b === undefined || a > max || b > max) throw paramProblem(`${ext}: bad value for option "--${opt}", or out of range (0-${max}).\n`, at);
+    const [a = 0n, b = a] = xtMint(ext, opt, v[0] ?? '', lmax, at);
+    if (invalid !== undefined && b < a) throw paramProblem(invalid, at);
     return [a === b ? String(a) : `${a}:${b}`];
   };
 }
 
-function mark(ext: string, opt: string) {
+/** An XTTYPE_MARKMASK32 option (xtables_parse_val_mask), printed `0x%x[/0x%x]`. */
+function mark(ext: string, opt: string, names?: ReadonlyMap<string, number>) {
   return (v: readonly string[], at: number): readonly string[] => {
-    const mm = markMask(v[0] ?? '');
-    if (mm === undefined) throw paramProblem(`${ext}: bad value for option "--${opt}", or out of range (0-4294967295).\n`, at);
-    return [mm.mask === 0xffffffff ? hexOf(mm.value) : `${hexOf(mm.value)}/${hexOf(mm.mask)}`];
+    const mm = xtValMask(ext, opt, v[0] ?? '', at, names);
+    return [valMaskText(mm.value, mm.mask, names)];
   };
 }
+
+/** A stock /etc/iproute2/rt_realms: realm names the realm match maps. */
+const RT_REALMS: ReadonlyMap<string, number> = new Map([['cosmos', 0]]);
 
 /** `-m socket [--transparent] [--nowildcard] [--restore-skmark]`; -L prints the options as given. */
 export const SOCKET: XtDefinition = {
@@ -47,7 +48,7 @@ export const CONNMARK_MATCH: XtDefinition = {
 
 export const TCPMSS_MATCH: XtDefinition = {
   name: 'tcpmss',
-  options: [{ name: 'mss', args: 1, invert: true, parse: range('tcpmss', 'mss', 0xffff) }],
+  options: [{ name: 'mss', args: 1, invert: true, parse: rangeOption('tcpmss', 'mss', 0xffffn, 'tcpmss: invalid range given') }],
   finish(s, env) {
     if (!s.has('mss')) s.missing('mss');
     if (env.proto !== 6 || env.protoInvert) env.rejectRule('Invalid argument');
@@ -65,19 +66,21 @@ function spiList(name: string, opt: string) {
 
 export const ESP: XtDefinition = {
   name: 'esp',
-  options: [{ name: 'espspi', args: 1, invert: true, parse: range('esp', 'espspi', 0xffffffff) }],
+  options: [{ name: 'espspi', args: 1, invert: true, parse: rangeOption('esp', 'espspi', 0xffffffffn) }],
+  finish: (_s, env) => kernelProto(env, 50),
   list: spiList('esp', 'espspi'),
 };
 
 export const AH: XtDefinition = {
   name: 'ah',
-  options: [{ name: 'ahspi', args: 1, invert: true, parse: range('ah', 'ahspi', 0xffffffff) }],
+  options: [{ name: 'ahspi', args: 1, invert: true, parse: rangeOption('ah', 'ahspi', 0xffffffffn) }],
+  finish: (_s, env) => kernelProto(env, 51),
   list: spiList('ah', 'ahspi'),
 };
 
 export const REALM: XtDefinition = {
   name: 'realm',
-  options: [{ name: 'realm', args: 1, invert: true, parse: mark('realm', 'realm') }],
+  options: [{ name: 'realm', args: 1, invert: true, parse: mark('realm', 'realm', RT_REALMS) }],
   finish(s) {
     if (!s.has('realm')) s.missing('realm');
   },
@@ -91,11 +94,7 @@ export const CPU: XtDefinition = {
       name: 'cpu',
       args: 1,
       invert: true,
-      parse: (v, at) => {
-        const n = uintBase0(v[0] ?? '');
-        if (n === undefined || n > 0xffffffff) throw paramProblem('cpu: bad value for option "--cpu", or out of range (0-4294967295).\n', at);
-        return [String(n)];
-      },
+      parse: xtIntOption('cpu', 'cpu', 32),
     },
   ],
   finish(s) {

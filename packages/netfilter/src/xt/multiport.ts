@@ -66,7 +66,7 @@ export const MULTIPORT_MODULE: MatchModule = {
         result = { kind: 'multiport', which, ports, negate: use.invert };
       },
       finish() {
-        if (result === undefined) throw paramProblem('multiport expects an option');
+        if (result === undefined) throw paramProblem('multiport expection an option');
         return result;
       },
     };

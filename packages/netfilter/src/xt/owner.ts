@@ -37,6 +37,9 @@ export const OWNER: XtDefinition = {
     { name: 'socket-exists', args: 0, invert: true },
   ],
   order: ['socket-exists', 'uid-owner', 'gid-owner', 'suppl-groups'],
+  finish(s) {
+    if (s.given.size === 0) throw paramProblem('owner: At least one of --uid-owner, --gid-owner or --socket-exists is required');
+  },
   hooks: () => ['OUTPUT', 'POSTROUTING'],
   list(args) {
     const parts: string[] = [];

@@ -1,4 +1,5 @@
 /** @internal `-m physdev` (libxt_physdev): bridge ports; printed is-in, in, is-out, out, is-bridged. */
+import { paramProblem } from '../failure.ts';
 import type { XtDefinition } from './define.ts';
 
 export const PHYSDEV: XtDefinition = {
@@ -10,6 +11,9 @@ export const PHYSDEV: XtDefinition = {
     { name: 'physdev-is-out', args: 0, invert: true },
     { name: 'physdev-is-bridged', args: 0, invert: true },
   ],
+  finish(s) {
+    if (s.given.size === 0) throw paramProblem('PHYSDEV: no physdev option specified');
+  },
   order: ['physdev-is-in', 'physdev-in', 'physdev-is-out', 'physdev-out', 'physdev-is-bridged'],
   list: (args) => `PHYSDEV match ${args.join(' ')}`,
 };

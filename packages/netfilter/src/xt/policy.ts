@@ -91,7 +91,7 @@ class PolicyInstance extends OptionTracker implements ExtensionInstance<Match> {
     const cur = this.elements[this.elements.length - 1] as Element;
     switch (use.name) {
       case 'dir':
-        if (v !== 'in' && v !== 'out') throw paramProblem(`policy match: invalid direction "${v}"`, at);
+        if (v !== 'in' && v !== 'out') throw paramProblem(`policy_match: invalid dir "${v}"`, at);
         this.dir = v;
         return;
       case 'pol':
@@ -101,8 +101,6 @@ class PolicyInstance extends OptionTracker implements ExtensionInstance<Match> {
       case 'strict':
         return;
       case 'next':
-        if (!this.has('strict')) throw paramProblem('policy: option "--next" also requires "--strict".\n', use.argIndex);
-        if (cur.size === 0) throw emptyElement(this.elements.length - 1);
         if (this.elements.length === 4) throw paramProblem('policy match: maximum policy depth reached', use.argIndex);
         this.elements.push(new Map<string, { invert: boolean; value: string }>());
         return;
@@ -136,8 +134,16 @@ class PolicyInstance extends OptionTracker implements ExtensionInstance<Match> {
     const last = this.elements[this.elements.length - 1] as Element;
     if (pol === 'none') {
       if (strict) throw paramProblem('policy match: policy none but --strict given');
-      if (last.size > 0 || this.elements.length > 1) throw paramProblem('policy match: policy none but policy given');
-    } else if (strict && last.size === 0) throw emptyElement(this.elements.length - 1);
+      if (this.elements.length > 1) throw paramProblem('policy match: policy none but policy given');
+      // No element is kept with policy none (its length stays 0).
+      last.clear();
+    } else if (strict) {
+      this.elements.forEach((e, k) => {
+        if (e.size === 0) throw emptyElement(k);
+      });
+    }
+    // The framework's final check of the option table.
+    if (this.has('next') && !strict) throw paramProblem('policy: option "--next" also requires "--strict".\n');
     const args = ['--dir', this.dir, '--pol', pol];
     if (strict) args.push('--strict');
     this.elements.forEach((e, k) => {

@@ -5,7 +5,7 @@
 import { paramProblem } from '../failure.ts';
 import { parsePortRange } from '../ports.ts';
 import { MATCH, NOMATCH, type ModTest } from '../matchers.ts';
-import { argOf, type XtDefinition } from './define.ts';
+import { argOf, kernelProto, type XtDefinition } from './define.ts';
 
 /** SCTP chunk types by name, as `iptables -L` prints them (numbers). */
 const CHUNKS: ReadonlyMap<string, number> = new Map([
@@ -47,14 +47,18 @@ export const SCTP: XtDefinition = {
       name: 'chunk-types',
       args: 2,
       invert: true,
+      pairMessage: '--chunk-types requires two args',
       parse: (v, at) => {
-        const how = v[0] ?? '';
-        if (how !== 'all' && how !== 'any' && how !== 'only') throw paramProblem('--chunk-types requires `all\', `any\' or `only\'', at);
+        // strcasecmp: any case, printed in lower case.
+        const how = (v[0] ?? '').toLowerCase();
+        if (how !== 'all' && how !== 'any' && how !== 'only') throw paramProblem('Match type has to be one of "ALL", "ANY" or "ONLY"', at);
         return [how, chunkOrder(v[1] ?? '')];
       },
     },
   ],
   order: ['sport', 'dport', 'chunk-types'],
+  // xt_sctp is registered for sctp only.
+  finish: (_s, env) => kernelProto(env, 132),
   compile: (args) => portTest(132, args),
   list(args) {
     const parts = ['sctp'];

@@ -3,7 +3,8 @@
  * quota, nfacct, cgroup, devgroup, length, mac, connlabel, pkttype, helper, cluster.
  */
 import { Failure, paramProblem } from '../failure.ts';
-import { argOf, hex8, hexOf, markMask, uintBase0, type XtDefinition } from './define.ts';
+import { argOf, hex8, uintBase0, valMaskText, xtInt, xtIntOption, xtValMask, type XtDefinition } from './define.ts';
+import { rangeOption } from './misc.ts';
 
 const decimal = (ext: string, opt: string, max: number) => (v: readonly string[], at: number): readonly string[] => {
   const n = uintBase0(v[0] ?? '');
@@ -14,7 +15,7 @@ const decimal = (ext: string, opt: string, max: number) => (v: readonly string[]
 /** `-m quota --quota BYTES` (printed in decimal). */
 export const QUOTA: XtDefinition = {
   name: 'quota',
-  options: [{ name: 'quota', args: 1, invert: true, parse: decimal('quota', 'quota', Number.MAX_SAFE_INTEGER) }],
+  options: [{ name: 'quota', args: 1, invert: true, parse: xtIntOption('quota', 'quota', 64) }],
   finish(s) {
     if (!s.has('quota')) s.missing('quota');
   },
@@ -51,14 +52,20 @@ export const CGROUP: XtDefinition = {
     { name: 'cgroup', args: 1, invert: true, parse: decimal('cgroup', 'cgroup', 0xffffffff) },
     { name: 'path', args: 1, invert: true },
   ],
+  // xt_cgroup's check: a path or a classid, not both and not neither.
+  finish(s, env) {
+    if (s.has('cgroup') === s.has('path')) env.rejectRule('Invalid argument');
+  },
   list: (args) => `cgroup ${args[0] === '!' ? '! ' : ''}${args[args.length - 1] ?? ''}`,
 };
 
+/** A stock /etc/iproute2/group: device group names devgroup maps. */
+const DEV_GROUPS: ReadonlyMap<string, number> = new Map([['default', 0]]);
+
 function group(opt: string) {
   return (v: readonly string[], at: number): readonly string[] => {
-    const mm = markMask(v[0] ?? '');
-    if (mm === undefined) throw paramProblem(`devgroup: bad value for option "--${opt}", or out of range.\n`, at);
-    return [mm.mask === 0xffffffff ? hexOf(mm.value) : `${hexOf(mm.value)}/${hexOf(mm.mask)}`];
+    const mm = xtValMask('devgroup', opt, v[0] ?? '', at, DEV_GROUPS);
+    return [valMaskText(mm.value, mm.mask, DEV_GROUPS)];
   };
 }
 
@@ -69,6 +76,9 @@ export const DEVGROUP: XtDefinition = {
     { name: 'src-group', args: 1, invert: true, parse: group('src-group') },
     { name: 'dst-group', args: 1, invert: true, parse: group('dst-group') },
   ],
+  finish(s) {
+    if (s.given.size === 0) throw paramProblem("devgroup match: You must specify either '--src-group' or '--dst-group'");
+  },
   hooks(args) {
     const src = args.includes('--src-group');
     const dst = args.includes('--dst-group');
@@ -88,14 +98,7 @@ export const LENGTH: XtDefinition = {
       name: 'length',
       args: 1,
       invert: true,
-      parse: (v, at) => {
-        const text = v[0] ?? '';
-        const colon = text.indexOf(':');
-        const a = colon === 0 ? 0 : uintBase0(colon < 0 ? text : text.slice(0, colon));
-        const b = colon < 0 ? a : colon === text.length - 1 ? 0xffff : uintBase0(text.slice(colon + 1));
-        if (a === undefined || b === undefined || a > 0xffff || b > 0xffff) throw paramProblem(`length: Bad value for "--length" option: "${text}"`, at);
-        return [a === b ? String(a) : `${a}:${b}`];
-      },
+      parse: rangeOption('length', 'length', 0xffffn),
     },
   ],
   finish(s) {
@@ -103,6 +106,26 @@ export const LENGTH: XtDefinition = {
   },
   list: (args) => `length ${args[0] === '!' ? '!' : ''}${args[args.length - 1] ?? ''}`,
 };
+
+/**
+ * XTTYPE_ETHERMAC (xtopt_parse_ethermac): six `strtoul(…, 16)` fields separated by `:`, each
+ * spanning at most two characters (an empty field reads 0); printed `%02x`, colon-separated.
+ */
+function etherMac(text: string, at: number): string {
+  const bytes: string[] = [];
+  let arg = 0;
+  for (let i = 0; i < 6; i++) {
+    const m = /^[ \t\n\v\f\r]*([+-]?)(?:0[xX](?=[0-9a-fA-F]))?([0-9a-fA-F]+)/.exec(text.slice(arg));
+    const end = m === null ? arg : arg + m[0].length;
+    const stop = i < 5 ? ':' : undefined;
+    if (end - arg > 2 || text[end] !== stop) throw paramProblem('Invalid MAC address specified.', at);
+    let n = m === null ? 0 : parseInt(m[2] as string, 16) & 0xff;
+    if (m?.[1] === '-') n = (256 - n) & 0xff;
+    bytes.push(n.toString(16).padStart(2, '0'));
+    arg = end + 1;
+  }
+  return bytes.join(':');
+}
 
 /** `-m mac --mac-source`: printed in lower case, two digits a byte. */
 export const MAC: XtDefinition = {
@@ -112,11 +135,7 @@ export const MAC: XtDefinition = {
       name: 'mac-source',
       args: 1,
       invert: true,
-      parse: (v, at) => {
-        const parts = (v[0] ?? '').split(':');
-        if (parts.length !== 6 || parts.some((p) => !/^[0-9a-fA-F]{1,2}$/.test(p))) throw paramProblem(`Bad mac address "${v[0] ?? ''}"`, at);
-        return [parts.map((p) => p.toLowerCase().padStart(2, '0')).join(':')];
-      },
+      parse: (v, at) => [etherMac(v[0] ?? '', at)],
     },
   ],
   finish(s) {
@@ -132,6 +151,7 @@ export const CONNLABEL: XtDefinition = {
     {
       name: 'label',
       args: 1,
+      mand: true,
       invert: true,
       // Names come from /etc/xtables/connlabel.conf, which a netsim host does not have: numbers only.
       parse: (v, at) => {
@@ -189,43 +209,36 @@ export const HELPER: XtDefinition = {
 export const CLUSTER: XtDefinition = {
   name: 'cluster',
   options: [
-    { name: 'cluster-total-nodes', args: 1, parse: decimal('cluster', 'cluster-total-nodes', 32) },
-    {
-      name: 'cluster-local-node',
-      args: 1,
-      invert: true,
-      as: 'cluster-local-nodemask',
-      parse: (v, at) => {
-        const n = uintBase0(v[0] ?? '');
-        if (n === undefined || n < 1 || n > 32) throw paramProblem('cluster: bad value for option "--cluster-local-node", or out of range (1-32).\n', at);
-        return [hex8(2 ** (n - 1))];
-      },
-    },
+    { name: 'cluster-total-nodes', args: 1, mand: true, parse: xtIntOption('cluster', 'cluster-total-nodes', 32, 1n, 32n) },
+    { name: 'cluster-local-node', args: 1, invert: true, excl: ['cluster-local-nodemask'], parse: xtIntOption('cluster', 'cluster-local-node', 32, 1n, 32n) },
     {
       name: 'cluster-local-nodemask',
       args: 1,
       invert: true,
-      parse: (v, at) => {
-        const n = uintBase0(v[0] ?? '');
-        if (n === undefined || n > 0xffffffff) throw paramProblem('cluster: bad value for option "--cluster-local-nodemask", or out of range (0-4294967295).\n', at);
-        return [hex8(n)];
-      },
+      excl: ['cluster-local-node'],
+      parse: (v, at) => [hex8(Number(xtInt('cluster', 'cluster-local-nodemask', v[0] ?? '', 1n, 32n, at)))],
     },
-    {
-      name: 'cluster-hash-seed',
-      args: 1,
-      parse: (v, at) => {
-        const n = uintBase0(v[0] ?? '');
-        if (n === undefined || n > 0xffffffff) throw paramProblem('cluster: bad value for option "--cluster-hash-seed", or out of range (0-4294967295).\n', at);
-        return [hex8(n)];
-      },
-    },
+    { name: 'cluster-hash-seed', args: 1, mand: true, parse: (v, at) => [hex8(Number(xtInt('cluster', 'cluster-hash-seed', v[0] ?? '', 0n, 0xffffffffn, at)))] },
   ],
   order: ['cluster-local-nodemask', 'cluster-total-nodes', 'cluster-hash-seed'],
   finish(s) {
-    if (!s.has('cluster-total-nodes')) s.missing('cluster-total-nodes');
-    if (!s.has('cluster-local-nodemask')) throw paramProblem('cluster: option "--cluster-local-node" or "--cluster-local-nodemask" must be specified\n');
-    if (!s.has('cluster-hash-seed')) s.missing('cluster-hash-seed');
+    // cluster_check, then the framework's check of the table (mandatory options, exclusions).
+    const total = s.value('cluster-total-nodes');
+    const node = s.get('cluster-local-node');
+    const mask = s.get('cluster-local-nodemask');
+    const seed = s.has('cluster-hash-seed');
+    const limit = total === undefined ? 0 : 2 ** Number(total);
+    if (total !== undefined && node !== undefined && seed) {
+      if (2 ** (Number(node.values[0]) - 1) >= limit) throw paramProblem("cluster match: `--cluster-local-node' must be <= `--cluster-total-nodes'");
+    } else if (total !== undefined && mask !== undefined && seed) {
+      if (Number(mask.values[0]) >= limit) throw paramProblem("cluster match: `--cluster-local-nodemask' too big for `--cluster-total-nodes'");
+    } else if (node === undefined && mask === undefined) {
+      throw paramProblem("cluster match: `--cluster-local-node' or`--cluster-local-nodemask' is missing");
+    }
+    if (node !== undefined && mask === undefined) {
+      s.set('cluster-local-nodemask', [hex8(2 ** (Number(node.values[0]) - 1))], node.invert);
+      s.delete('cluster-local-node');
+    }
   },
   list: (args) =>
     `cluster ${argOf(args, 'cluster-local-nodemask')?.invert === true ? '!' : ''}node_mask=${argOf(args, 'cluster-local-nodemask')?.value ?? ''} total_nodes=${argOf(args, 'cluster-total-nodes')?.value ?? ''} hash_seed=${argOf(args, 'cluster-hash-seed')?.value ?? ''}`,

@@ -155,6 +155,8 @@ export const STATISTIC_MODULE: MatchModule = {
         }
       },
       finish() {
+        // statistic_check runs before the framework's check of --mode, with the mode's default (random).
+        if (mode === undefined && probability === undefined) throw paramProblem('--probability must be specified when using random mode');
         if (mode === undefined) t.missing('mode');
         if (every !== undefined && packet === undefined) {
           throw paramProblem('statistic: option "--every" also requires "--packet".\n');

@@ -37,7 +37,7 @@ export const STRING: XtDefinition = {
   options: [
     { name: 'from', args: 1, parse: (v, at) => [String(offset(v, at, 'from'))] },
     { name: 'to', args: 1, parse: (v, at) => [String(offset(v, at, 'to'))] },
-    { name: 'algo', args: 1, parse: (v, at) => {
+    { name: 'algo', args: 1, mand: true, parse: (v, at) => {
       const a = v[0] ?? '';
       if (a !== 'bm' && a !== 'kmp') throw paramProblem(`string: Bad value for "--algo" option: "${a}"`, at);
       return [a];
@@ -61,7 +61,6 @@ export const STRING: XtDefinition = {
   finish(s) {
     const str = s.get('string');
     if (str === undefined) throw paramProblem("STRING match: You must specify `--string' or `--hex-string'");
-    if (!s.has('algo')) throw paramProblem("STRING match: You must specify `--algo'");
     const text = str.values[0] ?? '';
     s.delete('string');
     let printable = true;

@@ -5,31 +5,26 @@
  */
 import { paramProblem } from '../failure.ts';
 import { formatIpv4 } from '../ip.ts';
-import { xtablesHost } from '../hostAddress.ts';
-import { argOf, uintBase0, type XtDefinition } from './define.ts';
+import { argOf, uintBase0, xtHost, xtMint, xtInt, xtIntOption, type XtDefinition, type XtState } from './define.ts';
+import type { ParseEnv } from '../extension.ts';
+import { xtablesStrtoui } from '../hostAddress.ts';
+import { setDirs, setNameChecks } from './set.ts';
+import { natPorts } from './natPorts.ts';
 import type { Hook } from '../types.ts';
 
 const LATE_HOOKS: readonly Hook[] = ['FORWARD', 'OUTPUT', 'POSTROUTING'];
 
-const uint = (ext: string, opt: string, max: number) => (v: readonly string[], at: number): readonly string[] => {
-  const n = uintBase0(v[0] ?? '');
-  if (n === undefined || n > max) throw paramProblem(`${ext}: bad value for option "--${opt}", or out of range (0-${max}).\n`, at);
-  return [String(n)];
-};
 
 /** `-j NFQUEUE`: `--queue-num 0` printed when no queue is given. */
 export const NFQUEUE: XtDefinition = {
   name: 'NFQUEUE',
   options: [
-    { name: 'queue-num', args: 1, parse: uint('NFQUEUE', 'queue-num', 0xffff) },
+    { name: 'queue-num', args: 1, parse: xtIntOption('NFQUEUE', 'queue-num', 16) },
     {
       name: 'queue-balance',
       args: 1,
       parse: (v, at) => {
-        const m = /^(\d+):(\d+)$/.exec(v[0] ?? '');
-        const a = Number(m?.[1]);
-        const b = Number(m?.[2]);
-        if (m === null || a > 0xffff || b > 0xffff) throw paramProblem(`NFQUEUE: bad value for option "--queue-balance", or out of range (0-65535).\n`, at);
+        const [a = 0n, b = a] = xtMint('NFQUEUE', 'queue-balance', v[0] ?? '', 0xffffn, at);
         if (a > b) throw paramProblem('NFQUEUE: bad range "--queue-balance"', at);
         return [`${a}:${b}`];
       },
@@ -80,6 +75,8 @@ export const TCPOPTSTRIP: XtDefinition = {
     },
   ],
   tables: ['mangle'],
+  // xt_TCPOPTSTRIP is registered for tcp only.
+  finish: (_s, env) => tcpOnly(env),
   list: (args) => `TCPOPTSTRIP options ${args[1] ?? ''}`,
 };
 
@@ -87,11 +84,21 @@ export const TCPOPTSTRIP: XtDefinition = {
 export const REDIRECT: XtDefinition = {
   name: 'REDIRECT',
   options: [
-    { name: 'to-ports', args: 1 },
+    {
+      name: 'to-ports',
+      args: 1,
+      parse: (v, at, _s, env) => {
+        const p = natPorts(v[0] ?? '', env, at);
+        return [`${p.from === p.to ? p.from : `${p.from}-${p.to}`}${p.base !== undefined ? `/${p.base}` : ''}`];
+      },
+    },
     { name: 'random', args: 0 },
   ],
   tables: ['nat'],
   hooks: () => ['PREROUTING', 'OUTPUT'],
+  finish(s) {
+    if (s.value('to-ports')?.includes('/') === true) throw paramProblem('Shifted portmap ranges not supported with this kernel');
+  },
   list(args) {
     const k = args.indexOf('--to-ports');
     const parts = k < 0 ? [] : [`redir ports ${args[k + 1] ?? ''}`];
@@ -100,24 +107,29 @@ export const REDIRECT: XtDefinition = {
   },
 };
 
+/** The rule's protocol is tcp, not negated: what the kernel's tcp-only targets and matches need. */
+function tcpOnly(env: ParseEnv): void {
+  if (env.proto !== 6 || env.protoInvert) env.rejectRule('Invalid argument');
+}
+
+/** `-j SYNPROXY`: the values are read as uint32 and kept in the kernel's u8 (wscale) and u16 (mss). */
 export const SYNPROXY: XtDefinition = {
   name: 'SYNPROXY',
   options: [
-    { name: 'mss', args: 1, parse: uint('SYNPROXY', 'mss', 0xffff) },
-    { name: 'wscale', args: 1, parse: uint('SYNPROXY', 'wscale', 0xff) },
+    { name: 'mss', args: 1, parse: (v, at) => [String(Number(xtInt('SYNPROXY', 'mss', v[0] ?? '', 0n, 0xffffffffn, at) & 0xffffn))] },
+    { name: 'wscale', args: 1, parse: (v, at) => [String(Number(xtInt('SYNPROXY', 'wscale', v[0] ?? '', 0n, 0xffffffffn, at) & 0xffn))] },
     { name: 'sack-perm', args: 0 },
     { name: 'timestamp', args: 0 },
     { name: 'ecn', args: 0 },
   ],
   order: ['sack-perm', 'timestamp', 'wscale', 'mss', 'ecn'],
+  // xt_SYNPROXY: tcp only (not negated), from INPUT and FORWARD.
+  hooks: () => ['INPUT', 'FORWARD'],
+  finish: (_s, env) => tcpOnly(env),
   list: (args) => ['SYNPROXY', ...args.map((a) => a.replace(/^--/, ''))].join(' '),
 };
 
-const gateway = (v: readonly string[], at: number): readonly string[] => {
-  const a = xtablesHost(v[0] ?? '');
-  if (a === undefined) throw paramProblem(`TEE: Bad value for "--gateway" option: "${v[0] ?? ''}"`, at);
-  return [formatIpv4(a)];
-};
+const gateway = (v: readonly string[], at: number): readonly string[] => [formatIpv4(xtHost(v[0] ?? '', at))];
 
 export const TEE: XtDefinition = {
   name: 'TEE',
@@ -153,6 +165,7 @@ export const CLASSIFY: XtDefinition = {
     {
       name: 'set-class',
       args: 1,
+      mand: true,
       parse: (v, at) => {
         const m = /^\s*\+?(?:0[xX])?([0-9a-fA-F]+):\s*\+?(?:0[xX])?([0-9a-fA-F]+)/.exec(v[0] ?? '');
         if (m === null) throw paramProblem(`Bad class value "${v[0] ?? ''}"`, at);
@@ -161,42 +174,77 @@ export const CLASSIFY: XtDefinition = {
     },
   ],
   hooks: () => LATE_HOOKS,
-  finish(s) {
-    if (!s.has('set-class')) throw paramProblem('CLASSIFY: Parameter --set-class is required');
-  },
   list: (args) => `CLASSIFY set ${(args[1] ?? '').replace(/^0+(?=.)/, '').replace(/:0+(?=.)/, ':')}`,
 };
 
-/** `-j TCPMSS`: `-p tcp` only; path-MTU clamping from the late hooks only. */
+/**
+ * `-j TCPMSS`: `-p tcp` only; path-MTU clamping from the late hooks only. Both options set one
+ * field (the MSS, clamping being a special value): the later one given wins.
+ */
 export const TCPMSS: XtDefinition = {
   name: 'TCPMSS',
   options: [
-    { name: 'set-mss', args: 1, parse: uint('TCPMSS', 'set-mss', 0xffff) },
+    { name: 'set-mss', args: 1, parse: xtIntOption('TCPMSS', 'set-mss', 16, 0n, 65515n) },
     { name: 'clamp-mss-to-pmtu', args: 0 },
   ],
   hooks: (args) => (args.includes('--clamp-mss-to-pmtu') ? LATE_HOOKS : undefined),
   finish(s, env) {
-    if (s.has('set-mss') && s.has('clamp-mss-to-pmtu')) throw paramProblem('TCPMSS target: Only one option may be specified');
-    if (!s.has('set-mss') && !s.has('clamp-mss-to-pmtu')) throw paramProblem('TCPMSS target: At least one parameter is required');
+    const set = s.get('set-mss');
+    const clamp = s.get('clamp-mss-to-pmtu');
+    if (set === undefined && clamp === undefined) throw paramProblem('TCPMSS target: At least one parameter is required');
+    if (set !== undefined && clamp !== undefined) s.delete(set.argIndex > clamp.argIndex ? 'clamp-mss-to-pmtu' : 'set-mss');
     // xt_TCPMSS is registered for tcp only: the kernel refuses it on any other or a negated -p.
-    if (env.proto !== 6 || env.protoInvert) env.rejectRule('Invalid argument');
+    tcpOnly(env);
   },
   list: (args) => (args.includes('--clamp-mss-to-pmtu') ? 'TCPMSS clamp to PMTU' : `TCPMSS set ${args[1] ?? ''}`),
 };
 
+/** `--add-set`/`--del-set`/`--map-set NAME FLAGS` (parse_target). */
+function setOption(opt: string) {
+  return (v: readonly string[], at: number, s: XtState, env: ParseEnv): readonly string[] => {
+    if (s.has(opt)) throw paramProblem(`--${opt} can be specified only once`, at - 1);
+    const name = v[0] ?? '';
+    setNameChecks(name, at, env);
+    return [name, setDirs(v[1] ?? '', at + 1).join(',')];
+  };
+}
+
+/** `-j SET` (revision 3, the old parse API). */
 export const SET_TARGET: XtDefinition = {
   name: 'SET',
+  legacy: true,
   options: [
-    { name: 'add-set', args: 2 },
-    { name: 'del-set', args: 2 },
-    { name: 'map-set', args: 2 },
-    { name: 'timeout', args: 1, parse: uint('SET', 'timeout', 0xffffffff) },
+    { name: 'add-set', args: 2, parse: setOption('add-set') },
+    { name: 'del-set', args: 2, parse: setOption('del-set') },
     { name: 'exist', args: 0 },
+    {
+      name: 'timeout',
+      args: 1,
+      parse: (v, at) => {
+        const n = xtablesStrtoui(v[0] ?? '', 0xfffffffe);
+        if (n === undefined) throw paramProblem('Invalid value for option --timeout or out of range 0-4294967294', at);
+        return [String(n)];
+      },
+    },
+    { name: 'map-set', args: 2, parse: setOption('map-set') },
     { name: 'map-mark', args: 0 },
     { name: 'map-prio', args: 0 },
     { name: 'map-queue', args: 0 },
   ],
   order: ['add-set', 'del-set', 'map-set', 'exist', 'timeout', 'map-mark', 'map-prio', 'map-queue'],
+  finish(s) {
+    // set_target_check_v3.
+    if (!s.has('add-set') && !s.has('del-set') && !s.has('map-set')) throw paramProblem("You must specify either `--add-set' or `--del-set' or `--map-set'");
+    if (!s.has('add-set')) {
+      if (s.has('exist')) throw paramProblem("Flag `--exist' can be used with `--add-set' only");
+      if (s.has('timeout')) throw paramProblem("Option `--timeout' can be used with `--add-set' only");
+    }
+    if (!s.has('map-set')) {
+      for (const f of ['map-mark', 'map-prio', 'map-queue']) if (s.has(f)) throw paramProblem(`Flag \`--${f}' can be used with \`--map-set' only`);
+    } else if (!s.has('map-mark') && !s.has('map-prio') && !s.has('map-queue')) {
+      throw paramProblem("You must specify flags `--map-mark' or '--map-prio` or `--map-queue'");
+    }
+  },
   // xt_SET maps priority and queue only from the output side.
   hooks: (args) => (args.includes('--map-prio') || args.includes('--map-queue') ? LATE_HOOKS : undefined),
 };
@@ -207,6 +255,7 @@ export const AUDIT: XtDefinition = {
     {
       name: 'type',
       args: 1,
+      mand: true,
       parse: (v, at) => {
         const w = (v[0] ?? '').toLowerCase();
         if (w !== 'accept' && w !== 'drop' && w !== 'reject') throw paramProblem(`Bad action type value "${v[0] ?? ''}"`, at);
@@ -220,7 +269,7 @@ export const AUDIT: XtDefinition = {
 export const IDLETIMER: XtDefinition = {
   name: 'IDLETIMER',
   options: [
-    { name: 'timeout', args: 1, parse: uint('IDLETIMER', 'timeout', 0xffffffff) },
+    { name: 'timeout', args: 1, mand: true, parse: xtIntOption('IDLETIMER', 'timeout', 32) },
     { name: 'label', args: 1 },
     { name: 'alarm', args: 0 },
   ],
@@ -229,7 +278,7 @@ export const IDLETIMER: XtDefinition = {
 
 export const CHECKSUM: XtDefinition = {
   name: 'CHECKSUM',
-  options: [{ name: 'checksum-fill', args: 0 }],
+  options: [{ name: 'checksum-fill', args: 0, mand: true }],
   tables: ['mangle'],
   list: () => 'CHECKSUM fill',
 };
@@ -237,8 +286,11 @@ export const CHECKSUM: XtDefinition = {
 export const CONNSECMARK: XtDefinition = {
   name: 'CONNSECMARK',
   options: [
-    { name: 'save', args: 0 },
-    { name: 'restore', args: 0 },
+    { name: 'save', args: 0, excl: ['restore'] },
+    { name: 'restore', args: 0, excl: ['save'] },
   ],
+  finish(s) {
+    if (s.given.size === 0) throw paramProblem('CONNSECMARK target: parameter required');
+  },
   list: (args) => `CONNSECMARK ${args.includes('--save') ? 'save' : 'restore'}`,
 };

@@ -4,7 +4,7 @@
  * `--and-tos`, `--or-tos` and `--xor-tos` are stored as the `--set-tos` they amount to.
  */
 import { paramProblem } from '../failure.ts';
-import { hex2, uintBase0, type XtDefinition } from './define.ts';
+import { hex2, strtoumax, xtInt, type XtDefinition } from './define.ts';
 
 const NAMES: readonly (readonly [string, number])[] = [
   ['Minimize-Delay', 0x10],
@@ -14,16 +14,27 @@ const NAMES: readonly (readonly [string, number])[] = [
   ['Normal-Service', 0x00],
 ];
 
-function tosValue(text: string, ext: string, opt: string, at: number): { value: number; mask: number } {
-  const named = NAMES.find(([n]) => n.toLowerCase() === text.toLowerCase());
-  if (named !== undefined) return { value: named[1], mask: 0x3f };
-  const slash = text.indexOf('/');
-  const value = uintBase0(slash < 0 ? text : text.slice(0, slash));
-  const mask = slash < 0 ? 0xff : uintBase0(text.slice(slash + 1));
-  if (value === undefined || mask === undefined || value > 0xff || mask > 0xff) {
-    throw paramProblem(`${ext}: Bad value for "--${opt}" option: "${text}"`, at);
+/**
+ * XTTYPE_TOSMASK (xtopt_parse_tosmask): a number (0-255) with an optional `/mask` (mask 0xff by
+ * default), or a symbolic name, which takes `symbolMask`.
+ */
+function tosValue(text: string, symbolMask: number, at?: number): { value: number; mask: number } {
+  const v = strtoumax(text);
+  if (v !== undefined && v.value <= 0xffn) {
+    let mask = 0xff;
+    let end = v.end;
+    if (text[end] === '/') {
+      const m = strtoumax(text, end + 1);
+      if (m === undefined || m.value > 0xffn) throw paramProblem(`Illegal value: "${text}"`, at);
+      mask = Number(m.value);
+      end = m.end;
+    }
+    if (end !== text.length) throw paramProblem(`Illegal value: "${text}"`, at);
+    return { value: Number(v.value), mask };
   }
-  return { value, mask };
+  const named = NAMES.find(([n]) => n.toLowerCase() === text.toLowerCase());
+  if (named === undefined) throw paramProblem(`Symbolic name "${text}" is unknown`, at);
+  return { value: named[1], mask: symbolMask };
 }
 
 const pair = (v: number, m: number): string => `${hex2(v)}/${hex2(m)}`;
@@ -36,7 +47,7 @@ export const TOS_MATCH: XtDefinition = {
       args: 1,
       invert: true,
       parse: (v, at) => {
-        const t = tosValue(v[0] ?? '', 'tos', 'tos', at);
+        const t = tosValue(v[0] ?? '', 0x3f, at);
         return [pair(t.value, t.mask)];
       },
     },
@@ -47,31 +58,34 @@ export const TOS_MATCH: XtDefinition = {
   list: (args) => `tos match${args[0] === '!' ? '!' : ''}${args[args.length - 1] ?? ''}`,
 };
 
+const TOS_OPS = ['set-tos', 'and-tos', 'or-tos', 'xor-tos'];
+
 function op(kind: 'set' | 'and' | 'or' | 'xor') {
   return (v: readonly string[], at: number): readonly string[] => {
     if (kind === 'set') {
-      const t = tosValue(v[0] ?? '', 'TOS', 'set-tos', at);
+      const t = tosValue(v[0] ?? '', 0x3f, at);
       return [pair(t.value, t.mask)];
     }
-    const n = uintBase0(v[0] ?? '');
-    if (n === undefined || n > 0xff) throw paramProblem(`TOS: Bad value for "--${kind}-tos" option: "${v[0] ?? ''}"`, at);
+    const n = Number(xtInt('TOS', `${kind}-tos`, v[0] ?? '', 0n, 0xffn, at));
     if (kind === 'and') return [pair(0, ~n & 0xff)];
     if (kind === 'or') return [pair(n, n)];
     return [pair(n, 0)];
   };
 }
 
+/** `-j TOS`: every operation stored (and printed) as `--set-tos value/mask`; one operation only. */
 export const TOS_TARGET: XtDefinition = {
   name: 'TOS',
-  options: [
-    { name: 'set-tos', args: 1, parse: op('set') },
-    { name: 'and-tos', args: 1, as: 'set-tos', parse: op('and') },
-    { name: 'or-tos', args: 1, as: 'set-tos', parse: op('or') },
-    { name: 'xor-tos', args: 1, as: 'set-tos', parse: op('xor') },
-  ],
+  options: TOS_OPS.map((name) => ({ name, args: 1 as const, excl: TOS_OPS, parse: op(name.slice(0, -4) as 'set' | 'and' | 'or' | 'xor') })),
+  order: ['set-tos'],
   tables: ['mangle'],
   finish(s) {
-    if (!s.has('set-tos')) throw paramProblem('TOS: An action is required');
+    const given = TOS_OPS.filter((o) => s.has(o));
+    if (given.length === 0) throw paramProblem('TOS: An action is required');
+    if (given.length === 1 && given[0] !== 'set-tos') {
+      s.set('set-tos', s.get(given[0] as string)?.values ?? []);
+      s.delete(given[0] as string);
+    }
   },
   list: (args) => `TOS set ${args[1] ?? ''}`,
 };

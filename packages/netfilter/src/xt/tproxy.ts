@@ -6,9 +6,8 @@
  */
 import { paramProblem } from '../failure.ts';
 import { formatIpv4 } from '../ip.ts';
-import { xtablesHost } from '../hostAddress.ts';
 import { lookupService } from '../names.ts';
-import { hexOf, markMask, type XtDefinition } from './define.ts';
+import { hexOf, xtHost, xtValMask, type XtDefinition } from './define.ts';
 
 export const TPROXY: XtDefinition = {
   name: 'TPROXY',
@@ -25,18 +24,13 @@ export const TPROXY: XtDefinition = {
     {
       name: 'on-ip',
       args: 1,
-      parse: (v, at) => {
-        const a = xtablesHost(v[0] ?? '');
-        if (a === undefined) throw paramProblem(`TPROXY: Bad value for "--on-ip" option: "${v[0] ?? ''}"`, at);
-        return [formatIpv4(a)];
-      },
+      parse: (v, at) => [formatIpv4(xtHost(v[0] ?? '', at))],
     },
     {
       name: 'tproxy-mark',
       args: 1,
       parse: (v, at) => {
-        const mm = markMask(v[0] ?? '');
-        if (mm === undefined) throw paramProblem(`TPROXY: Bad value for "--tproxy-mark" option: "${v[0] ?? ''}"`, at);
+        const mm = xtValMask('TPROXY', 'tproxy-mark', v[0] ?? '', at);
         return [`${hexOf(mm.value)}/${hexOf(mm.mask)}`];
       },
     },

@@ -3,26 +3,22 @@
  * `--ttl-eq`; only `--ttl-eq` takes `!`.
  */
 import { paramProblem } from '../failure.ts';
-import { uintBase0, type XtDefinition } from './define.ts';
+import { xtIntOption, type XtDefinition } from './define.ts';
 
-const byte = (ext: string, opt: string) => (v: readonly string[], at: number): readonly string[] => {
-  const n = uintBase0(v[0] ?? '');
-  if (n === undefined || n > 255) throw paramProblem(`${ext}: bad value for option "--${opt}", or out of range (0-255).\n`, at);
-  return [String(n)];
-};
+const byte = (ext: string, opt: string): ((v: readonly string[], at: number) => readonly string[]) => xtIntOption(ext, opt, 8);
 
 export const TTL_MATCH: XtDefinition = {
   name: 'ttl',
   options: [
-    { name: 'ttl-eq', args: 1, invert: true, parse: byte('ttl', 'ttl-eq') },
+    { name: 'ttl-lt', args: 1, excl: ['ttl-gt', 'ttl-eq'], parse: byte('ttl', 'ttl-lt') },
+    { name: 'ttl-gt', args: 1, excl: ['ttl-lt', 'ttl-eq'], parse: byte('ttl', 'ttl-gt') },
+    { name: 'ttl-eq', args: 1, invert: true, excl: ['ttl-lt', 'ttl-gt'], parse: byte('ttl', 'ttl-eq') },
+    // Same id as --ttl-eq: the framework finds (and names) the --ttl-eq entry for it.
     { name: 'ttl', args: 1, invert: true, as: 'ttl-eq', parse: byte('ttl', 'ttl-eq') },
-    { name: 'ttl-lt', args: 1, parse: byte('ttl', 'ttl-lt') },
-    { name: 'ttl-gt', args: 1, parse: byte('ttl', 'ttl-gt') },
   ],
+  order: ['ttl-eq', 'ttl-lt', 'ttl-gt'],
   finish(s) {
-    const n = ['ttl-eq', 'ttl-lt', 'ttl-gt'].filter((o) => s.has(o)).length;
-    if (n === 0) throw paramProblem('ttl: You must specify one of `--ttl-eq\', `--ttl-lt\', `--ttl-gt\'');
-    if (n > 1) throw paramProblem('ttl: Only one of `--ttl-eq\', `--ttl-lt\', `--ttl-gt\' allowed');
+    if (!['ttl-eq', 'ttl-lt', 'ttl-gt'].some((o) => s.has(o))) throw paramProblem("TTL match: You must specify one of `--ttl-eq', `--ttl-lt', `--ttl-gt");
   },
   list(args) {
     const neg = args[0] === '!';
@@ -37,8 +33,8 @@ export const TTL_TARGET: XtDefinition = {
   name: 'TTL',
   options: [
     { name: 'ttl-set', args: 1, parse: byte('TTL', 'ttl-set') },
-    { name: 'ttl-dec', args: 1, parse: byte('TTL', 'ttl-dec') },
-    { name: 'ttl-inc', args: 1, parse: byte('TTL', 'ttl-inc') },
+    { name: 'ttl-dec', args: 1, parse: xtIntOption('TTL', 'ttl-dec', 8, 1n) },
+    { name: 'ttl-inc', args: 1, parse: xtIntOption('TTL', 'ttl-inc', 8, 1n) },
   ],
   tables: ['mangle'],
   finish(s) {
