@@ -86,8 +86,8 @@ export const MARK_TARGET: TargetModule = {
 };
 
 /** CONNMARK's operations in its option table's order, and in the order of their ids. */
-const CONNMARK_OPS = ['set-xmark', 'set-mark', 'and-mark', 'or-mark', 'xor-mark', 'save-mark', 'restore-mark'];
-const CONNMARK_OP_IDS = ['set-mark', 'save-mark', 'restore-mark', 'and-mark', 'or-mark', 'xor-mark', 'set-xmark'];
+const CONNMARK_OPS: readonly string[] = ['set-xmark', 'set-mark', 'and-mark', 'or-mark', 'xor-mark', 'save-mark', 'restore-mark'];
+const CONNMARK_OP_IDS: readonly string[] = ['set-mark', 'save-mark', 'restore-mark', 'and-mark', 'or-mark', 'xor-mark', 'set-xmark'];
 
 const CONNMARK_OPTIONS = new OptionTable([
   { name: 'set-xmark', args: 1 },

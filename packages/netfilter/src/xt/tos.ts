@@ -58,7 +58,7 @@ export const TOS_MATCH: XtDefinition = {
   list: (args) => `tos match${args[0] === '!' ? '!' : ''}${args[args.length - 1] ?? ''}`,
 };
 
-const TOS_OPS = ['set-tos', 'and-tos', 'or-tos', 'xor-tos'];
+const TOS_OPS: readonly string[] = ['set-tos', 'and-tos', 'or-tos', 'xor-tos'];
 
 function op(kind: 'set' | 'and' | 'or' | 'xor') {
   return (v: readonly string[], at: number): readonly string[] => {
