@@ -23,7 +23,7 @@ import { dirname, join, relative } from 'node:path';
 import cliProgress from 'cli-progress';
 import { Command, InvalidArgumentError } from 'commander';
 import { buildReport, renderHtml } from '@netsim/report';
-import { IPTABLES_FAULTS, WATCH_FAULTS, checkProperty, exportCounterexample, type SimulationProperty } from '@netsim/check';
+import { IPTABLES_FAULTS, WATCH_FAULTS, checkProperty, exportCounterexample, HISTORY_SHAPES, type SimulationProperty } from '@netsim/check';
 import { invariantName, scenarioFromCounterexample, serializeScenario, type InvariantSpec } from '@netsim/scenario';
 import { FUZZ_PROFILES, fuzzInvariants, fuzzProfileFor, fuzzProperty } from '@netsim/controllers';
 import type { SimScenario } from '@netsim/sim';
@@ -75,6 +75,11 @@ export interface FuzzCoverage {
   readonly actions: { readonly [kind: string]: number };
   /** The fault kinds among them (iptables and watch faults). */
   readonly faults: { readonly [kind: string]: number };
+  /**
+   * History shapes (composite histories such as `failing-start`), by the number of runs whose
+   * swarm turned them on: a shape expands into ordinary actions, counted under `actions`.
+   */
+  readonly shapes: { readonly [shape: string]: number };
   /** Each counting invariant: in how many runs it examined something, and how much in all. */
   readonly invariants: { readonly [name: string]: { readonly runs: number; readonly examined: number } };
 }
@@ -84,13 +89,17 @@ const FAULT_KINDS: ReadonlySet<string> = new Set<string>([...IPTABLES_FAULTS, ..
 class CoverageCounter {
   runs = 0;
   readonly actions = new Map<string, number>();
+  readonly shapes = new Map<string, number>();
   readonly invariants = new Map<string, { runs: number; examined: number }>();
   constructor(kinds: readonly string[]) {
-    for (const k of kinds) this.actions.set(k, 0);
+    for (const k of kinds) ((HISTORY_SHAPES as readonly string[]).includes(k) ? this.shapes : this.actions).set(k, 0);
   }
   add(s: SimScenario, coverage: { readonly [invariant: string]: number } | undefined): void {
     this.runs++;
     for (const t of s.timeline) this.actions.set(t.action.kind, (this.actions.get(t.action.kind) ?? 0) + 1);
+    // Without a swarm draw every kind of the profile is on in every run.
+    const on = s.swarm === undefined ? [...this.shapes.keys()] : Object.keys(s.swarm.features).filter((f) => this.shapes.has(f));
+    for (const shape of on) this.shapes.set(shape, (this.shapes.get(shape) ?? 0) + 1);
     for (const [name, n] of Object.entries(coverage ?? {})) {
       const c = this.invariants.get(name) ?? { runs: 0, examined: 0 };
       this.invariants.set(name, { runs: c.runs + (n > 0 ? 1 : 0), examined: c.examined + n });
@@ -103,6 +112,7 @@ class CoverageCounter {
       runs: this.runs,
       actions: sorted(entries.filter(([k]) => !FAULT_KINDS.has(k))),
       faults: sorted(entries.filter(([k]) => FAULT_KINDS.has(k))),
+      shapes: sorted(this.shapes),
       invariants: sorted(this.invariants),
     };
   }
@@ -110,7 +120,8 @@ class CoverageCounter {
 
 /**
  * The coverage lines every campaign prints. `asked`: the invariants the profile names; a built-in
- * one added to every campaign that examined nothing had nothing of this controller's to look at.
+ * one added to every campaign that examined nothing met nothing it judges in these runs (a
+ * controller that programs no DNAT, or histories with no resync), which is not a failure.
  */
 export function formatCoverage(c: FuzzCoverage, asked: ReadonlySet<string> = new Set()): string[] {
   const counts = (m: { readonly [k: string]: number }): string => {
@@ -121,10 +132,11 @@ export function formatCoverage(c: FuzzCoverage, asked: ReadonlySet<string> = new
     `coverage over ${c.runs} run${c.runs === 1 ? '' : 's'}:`,
     `  actions generated: ${counts(c.actions)}`,
     `  faults generated: ${counts(c.faults)}`,
+    ...(Object.keys(c.shapes).length === 0 ? [] : [`  history shapes (runs whose swarm turned them on): ${counts(c.shapes)}`]),
     '  invariants (runs that examined something, total examined):',
     ...(Object.keys(c.invariants).length === 0
       ? ['    none counts what it examines']
-      : Object.entries(c.invariants).map(([name, v]) => `    ${name}: ${v.runs}/${c.runs} runs, ${v.examined} examined${v.examined === 0 ? (asked.has(name) ? '  <- examined nothing' : '  (built-in: nothing of this controller to examine)') : ''}`)),
+      : Object.entries(c.invariants).map(([name, v]) => `    ${name}: ${v.runs}/${c.runs} runs, ${v.examined} examined${v.examined === 0 ? (asked.has(name) ? '  <- examined nothing' : '  (built-in: nothing to examine in these runs)') : ''}`)),
   ];
 }
 

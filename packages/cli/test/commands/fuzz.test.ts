@@ -119,9 +119,22 @@ describe('netsim fuzz for CI', () => {
     expect(text).toMatch(/^ {4}no duplicate rules in any table: \d+\/10 runs, [1-9]\d* examined$/m);
     // The toy's DNAT chain is hooked nowhere and it declares nothing: the built-ins that look at
     // reachable DNAT and declared chains have nothing of it to examine, and say so.
-    expect(text).toMatch(/^ {4}no stale DNAT anywhere: 0\/10 runs, 0 examined {2}\(built-in: nothing of this controller to examine\)$/m);
+    expect(text).toMatch(/^ {4}no stale DNAT anywhere: 0\/10 runs, 0 examined {2}\(built-in: nothing to examine in these runs\)$/m);
     expect(text).toMatch(/^ {2}not counting what they examine: no stale DNAT$/m);
     expect(text).not.toMatch(/^vacuous/m);
+  });
+
+  it('should count history shapes by the runs whose swarm turned them on, apart from the actions they expand into', async () => {
+    const c = capture();
+    expect(await runFuzz({ controller: 'flannel:fixed', runs: 8, seed: 2, out: '.netsim-out', progress: false }, c.io)).toBe(0);
+    const text = c.out();
+    const line = /^ {2}history shapes \(runs whose swarm turned them on\): (.*)$/m.exec(text)?.[1] ?? '';
+    const counts = line.split(', ').map((e) => /^([a-z-]+) (\d+)$/.exec(e));
+    expect(counts.length).toBeGreaterThan(2);
+    for (const m of counts) expect(Number(m?.[2]), line).toBeLessThanOrEqual(8);
+    expect(counts.some((m) => Number(m?.[2]) > 0), line).toBe(true);
+    // A shape is not an action kind: the actions line lists only what the timeline holds.
+    expect(/^ {2}actions generated: (.*)$/m.exec(text)?.[1]).not.toMatch(/failing-start|blind-churn/);
   });
 
   it('should fail a campaign in which an invariant examined nothing in every run, with its own message', async () => {
