@@ -167,11 +167,14 @@ function formatSummary(r: FormatCampaignResult): string {
 }
 
 function optionsSummary(r: OptionsCampaignResult): string {
+  const known = r.disagreements.filter((d) => d.known !== undefined);
+  const fresh = r.disagreements.filter((d) => d.known === undefined);
   return [
     "options (every extension's options, as users write them, through the real iptables-restore and iptables-save):",
     `  rules: ${r.runs} (${r.accepted} accepted and ${r.refused} refused by the real tool; ${r.perExtension.size} extensions drawn)`,
     `  agreed on exit status, error text and saved text: ${r.agreed}`,
-    `  NEW disagreements: ${r.disagreements.length}${r.disagreements.length === 0 ? '' : ` (rules ${r.disagreements.map((d) => d.index).join(', ')})`}`,
+    `  known differences: ${known.length}${[...new Set(known.map((d) => d.known?.id))].map((id) => ` ${id} ×${known.filter((d) => d.known?.id === id).length}`).join(',')}`,
+    `  NEW disagreements: ${fresh.length}${fresh.length === 0 ? '' : ` (rules ${fresh.map((d) => d.index).join(', ')})`}`,
   ].join('\n');
 }
 
@@ -300,9 +303,9 @@ function main(): void {
       },
     });
     for (const d of result.disagreements) {
-      process.stdout.write(`\n[NEW] options rule ${d.index} (${replayCommand(args, 'options', d.index)})\n  *${d.case.table}: ${d.case.rule}\n${d.diffs.map((l) => `  - ${l}`).join('\n')}\n`);
+      process.stdout.write(`\n[${d.known === undefined ? 'NEW' : `known: ${d.known.id}`}] options rule ${d.index} (${replayCommand(args, 'options', d.index)})\n  *${d.case.table}: ${d.case.rule}\n${d.diffs.map((l) => `  - ${l}`).join('\n')}\n`);
     }
-    fresh ||= result.disagreements.length > 0;
+    fresh ||= result.disagreements.some((d) => d.known === undefined);
     summaries.push(optionsSummary(result));
   }
   process.stdout.write(`\nconformance summary: seed ${args.seed}, ${tool}, kernel ${release()}\n${summaries.join('\n')}\n`);

@@ -221,6 +221,31 @@ export function compareOptions(c: OptionsCase, kernel: OptionsOutcome, netsim: O
   return { case: c, kernel: { ...kernel, stderr: kStderr }, netsim, diffs };
 }
 
+/** A disagreement netsim does not model on purpose (see docs/fidelity.md, "The options check"). */
+export interface KnownOptionsDifference {
+  readonly id: 'needs-kernel-object' | 'host-name-resolution';
+  readonly title: string;
+}
+
+const KERNEL_OBJECT_RULE = /-m nfacct\b|--object-pinned\b|-j CT\b.*--helper\b|-m cgroup\b.*--path\b/;
+
+/**
+ * Which known difference explains a disagreement, if one does: a rule naming an object the kernel
+ * must hold (an nfacct object, a pinned bpf program, a conntrack helper, a cgroup), which netsim
+ * accepts as a host that has it does; or a name the lab host's resolver could not reach.
+ */
+export function knownOptionsDifference(r: OptionsResult): KnownOptionsDifference | undefined {
+  if (r.diffs.length === 0) return undefined;
+  if (r.kernel.status !== 0 && r.netsim.status === 0 && KERNEL_OBJECT_RULE.test(r.case.rule)) {
+    return { id: 'needs-kernel-object', title: 'the rule names an object the lab kernel does not hold (nfacct, pinned bpf, CT helper, cgroup path)' };
+  }
+  const resolved = r.kernel.stderr.split('Temporary failure in name resolution').join('Name or service not known');
+  if (resolved !== r.kernel.stderr && resolved === r.netsim.stderr && r.kernel.status === r.netsim.status) {
+    return { id: 'host-name-resolution', title: "the lab host's resolver is unreachable; netsim reads names as a host without DNS" };
+  }
+  return undefined;
+}
+
 export interface OptionsCampaignResult {
   readonly seed: number;
   readonly runs: number;
@@ -228,8 +253,8 @@ export interface OptionsCampaignResult {
   readonly accepted: number;
   readonly refused: number;
   readonly agreed: number;
-  /** Every disagreement, with its case index. */
-  readonly disagreements: readonly (OptionsResult & { readonly index: number })[];
+  /** Every disagreement, with its case index and the known difference that explains it, if any. */
+  readonly disagreements: readonly (OptionsResult & { readonly index: number; readonly known?: KnownOptionsDifference })[];
   /** Cases per extension (how broad the draw was). */
   readonly perExtension: ReadonlyMap<string, number>;
 }
@@ -243,7 +268,7 @@ export function optionsCases(seed: number, runs: number): OptionsCase[] {
 export function runOptionsCampaign(opts: { readonly seed: number; readonly runs: number; readonly replay?: number; readonly onCase?: (index: number, r: OptionsResult) => void }): OptionsCampaignResult {
   const cases = optionsCases(opts.seed, opts.replay === undefined ? opts.runs : opts.replay + 1);
   const lab = new OptionsLab();
-  const disagreements: (OptionsResult & { index: number })[] = [];
+  const disagreements: (OptionsResult & { index: number; known?: KnownOptionsDifference })[] = [];
   const perExtension = new Map<string, number>();
   let accepted = 0;
   let refused = 0;
@@ -256,7 +281,10 @@ export function runOptionsCampaign(opts: { readonly seed: number; readonly runs:
       if (r.kernel.status === 0) accepted++;
       else refused++;
       if (r.diffs.length === 0) agreed++;
-      else disagreements.push({ ...r, index });
+      else {
+        const known = knownOptionsDifference(r);
+        disagreements.push({ ...r, index, ...(known !== undefined && { known }) });
+      }
       opts.onCase?.(index, r);
     });
   } finally {

@@ -1,7 +1,12 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { extensionTables } from '@netsim/netfilter/testing';
-import { compareOptions, netsimOutcome, optionsCaseArb, optionsCases, tableBlock, type OptionsCase } from '../src/optionsCheck.ts';
+import { compareOptions, knownOptionsDifference, netsimOutcome, optionsCaseArb, optionsCases, runOptionsCampaign, tableBlock, type OptionsCase } from '../src/optionsCheck.ts';
+
+const env = inject('conformanceEnv');
+/** The options check in the default run (a few hundredths of a second a rule). */
+const OPTIONS_RUNS = 200;
+const OPTIONS_SEED = 1;
 
 const FILTER = (rule: string): OptionsCase => ({
   ext: 'x',
@@ -64,4 +69,36 @@ describe('options check: comparing two outcomes', () => {
       saved: null,
     });
   });
+});
+
+describe('options check: known differences', () => {
+  it('should explain a refused rule naming a kernel object, and nothing else, as needs-kernel-object', () => {
+    const refusedByKernel = { status: 4, stderr: 'iptables-restore v1.8.9 (nf_tables): \nline 8: RULE_APPEND failed (No such file or directory): rule in chain FORWARD\n', saved: null };
+    const accepted = { status: 0, stderr: '', saved: '*filter\nCOMMIT\n' };
+    const nfacct = compareOptions(FILTER('-A FORWARD -m nfacct --nfacct-name dst -j ACCEPT'), refusedByKernel, accepted, 'iptables-restore');
+    expect(knownOptionsDifference(nfacct)?.id).toBe('needs-kernel-object');
+    const other = compareOptions(FILTER('-A FORWARD -m mark --mark 1 -j ACCEPT'), refusedByKernel, accepted, 'iptables-restore');
+    expect(knownOptionsDifference(other)).toBeUndefined();
+  });
+
+  it("should explain only the resolver's message as host-name-resolution", () => {
+    const c = FILTER('-A INPUT -s foo.invalid -j ACCEPT');
+    const kernel = { status: 2, stderr: 'iptables-restore v1.8.9 (nf_tables): getaddrinfo: Temporary failure in name resolution\n', saved: null };
+    const same = { status: 2, stderr: 'iptables-restore v1.8.9 (nf_tables): getaddrinfo: Name or service not known\n', saved: null };
+    expect(knownOptionsDifference(compareOptions(c, kernel, same, 'iptables-restore'))?.id).toBe('host-name-resolution');
+    const otherText = { status: 2, stderr: 'iptables-restore v1.8.9 (nf_tables): host/network `foo.invalid\' not found\n', saved: null };
+    expect(knownOptionsDifference(compareOptions(c, kernel, otherText, 'iptables-restore'))).toBeUndefined();
+  });
+});
+
+describe.skipIf(!env.ok)('options check against the real iptables-restore', () => {
+  it(`should agree on ${OPTIONS_RUNS} generated rules (seed ${OPTIONS_SEED}) but for known differences, having compared refusals and saved tables both`, () => {
+    const r = runOptionsCampaign({ seed: OPTIONS_SEED, runs: OPTIONS_RUNS });
+    // Not vacuous: the real tool took some rules and refused others, and both were compared.
+    expect(r.accepted).toBeGreaterThan(20);
+    expect(r.refused).toBeGreaterThan(20);
+    expect(r.perExtension.size).toBeGreaterThan(40);
+    const fresh = r.disagreements.filter((d) => d.known === undefined).map((d) => `#${d.index} ${d.case.rule}: ${d.diffs.join('; ')}`);
+    expect(fresh).toEqual([]);
+  }, 300_000);
 });
