@@ -15,6 +15,7 @@ import fc from 'fast-check';
 import { BUILTIN_CHAINS, formatSave, freshRuleset, tryRestore, type TableName } from '@netsim/netfilter';
 import { extensionTables, type ExtensionInfo, type ExtensionOption } from '@netsim/netfilter/testing';
 import { LabCommandError, runIn } from './exec.ts';
+import { lineDiff, stripSaveComments } from './formatCheck.ts';
 import { backendTools } from './lab.ts';
 import { createNetns, nextPrefix, releaseNetns } from './netns.ts';
 
@@ -165,7 +166,7 @@ export function optionsCaseArb(exts: readonly ExtensionInfo[] = extensionTables(
 
 /** The `*TABLE … COMMIT` block of `table` in an `iptables-save` text. */
 export function tableBlock(text: string, table: TableName): string | null {
-  const lines = text.split('\n').filter((l) => !l.startsWith('#'));
+  const lines = stripSaveComments(text).split('\n');
   const start = lines.indexOf(`*${table}`);
   if (start < 0) return null;
   const end = lines.indexOf('COMMIT', start);
@@ -213,11 +214,7 @@ export function compareOptions(c: OptionsCase, kernel: OptionsOutcome, netsim: O
   const kStderr = sameProgram(kernel.stderr, restoreTool);
   if (kernel.status !== netsim.status) diffs.push(`exit status: kernel ${kernel.status}, netsim ${netsim.status}`);
   if (kStderr !== netsim.stderr) diffs.push(`stderr: kernel ${JSON.stringify(kStderr)}, netsim ${JSON.stringify(netsim.stderr)}`);
-  if (kernel.saved !== null && netsim.saved !== null && kernel.saved !== netsim.saved) {
-    const a = kernel.saved.split('\n');
-    const b = netsim.saved.split('\n');
-    for (let i = 0; i < Math.max(a.length, b.length); i++) if (a[i] !== b[i]) diffs.push(`saved line ${i + 1}: kernel ${JSON.stringify(a[i] ?? '(end)')}, netsim ${JSON.stringify(b[i] ?? '(end)')}`);
-  }
+  if (kernel.saved !== null && netsim.saved !== null) diffs.push(...lineDiff(kernel.saved, netsim.saved).map((d) => `saved ${d}`));
   return { case: c, kernel: { ...kernel, stderr: kStderr }, netsim, diffs };
 }
 
