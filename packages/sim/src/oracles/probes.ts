@@ -230,6 +230,8 @@ function probesOf(w: ProbeWorld, flows: UdpFlows): Probe[] {
       // Such an endpoint going away is a change of what the flow may reach: the settle time starts again.
       const drainingEps = (list: readonly Ep[]): Ep[] => (udp ? list.filter((e) => e.serving && e.terminating) : []);
       const drainingOf = (list: readonly Ep[]): Set<string> => new Set(drainingEps(list).map((e) => hostOf(e.pod) ?? ''));
+      /** Whether a flow that reached `server` met an endpoint it may reach: a wanted one, or a draining one it kept. */
+      const mayReach = (server: string | null, want: ReadonlySet<string>, draining: ReadonlySet<string>): boolean => server !== null && (want.has(server) || draining.has(server));
       const hostsOf = (list: readonly Ep[]): Set<string> => new Set(list.map((e) => hostOf(e.pod) ?? ''));
       const sig = (list: readonly Ep[]): string => list.map((e) => `${e.ip}:${e.port}`).sort().join(',');
       const send = (from: string, to: string, port: number, id: string, now: number): ProbeOutcome & { readonly peer?: string; readonly reached?: string } => {
@@ -272,7 +274,7 @@ function probesOf(w: ProbeWorld, flows: UdpFlows): Probe[] {
               const reached = ('reached' in o ? o.reached : undefined) ?? o.server ?? undefined;
               if (!o.ok && reached !== undefined && reached !== from && cluster.some((e) => hostOf(e.pod) === reached && e.node === node)) return { ok: true, message: '', inconclusive: true };
               if (!o.ok) return fail(o, `${podKey(c)} on ${node} cannot reach Service ${name} at ${clusterIP}:${sp.port}/${sp.protocol}${cluster.some((e) => e.pod === c) ? ' (it is one of its endpoints)' : ''}: ${fmt(o)}; endpoints ${sig(cluster)}`);
-              if (o.server === null || (!want.has(o.server) && !draining.has(o.server))) return fail(o, `${podKey(c)}'s ${sp.protocol} flow to Service ${name} at ${clusterIP}:${sp.port} reached ${backendName(o.server)}, not one of its endpoints ${sig(cluster)}`);
+              if (!mayReach(o.server, want, draining)) return fail(o, `${podKey(c)}'s ${sp.protocol} flow to Service ${name} at ${clusterIP}:${sp.port} reached ${backendName(o.server)}, not one of its endpoints ${sig(cluster)}`);
               return { ok: true, message: '' };
             },
           });
@@ -299,18 +301,19 @@ function probesOf(w: ProbeWorld, flows: UdpFlows): Probe[] {
             run(now) {
               const o = send('lb', n.ip, nodePort, id, now);
               if (!o.ok) return fail(o, `an external client (${LB_IP}) cannot reach Service ${name} at node port ${n.ip}:${nodePort}/${sp.protocol} on ${n.name}: ${fmt(o)}; endpoints ${sig(cluster)}`);
-              if (o.server === null || (!want.has(o.server) && !draining.has(o.server))) return fail(o, `an external ${sp.protocol} flow to ${n.ip}:${nodePort} (Service ${name}) reached ${backendName(o.server)}, not one of its endpoints ${sig(cluster)}`);
+              if (!mayReach(o.server, want, draining)) return fail(o, `an external ${sp.protocol} flow to ${n.ip}:${nodePort} (Service ${name}) reached ${backendName(o.server)}, not one of its endpoints ${sig(cluster)}`);
               return { ok: true, message: '' };
             },
           });
           continue;
         }
-        const mine = usable(eps.filter((e) => e.node === n.name));
+        const nodeEps = eps.filter((e) => e.node === n.name);
+        const mine = usable(nodeEps);
         const want = hostsOf(mine);
-        const draining = drainingOf(eps.filter((e) => e.node === n.name));
+        const draining = drainingOf(nodeEps);
         out.push({
           id,
-          expectation: `local|${sig(mine)}|${sig(drainingEps(eps.filter((e) => e.node === n.name)))}`,
+          expectation: `local|${sig(mine)}|${sig(drainingEps(nodeEps))}`,
           nodes: [n.name],
           run(now) {
             const o = send('lb', n.ip, nodePort, id, now);
@@ -328,11 +331,11 @@ function probesOf(w: ProbeWorld, flows: UdpFlows): Probe[] {
             // met (a DNAT to another node's endpoint, or a masquerade, of a moment before the
             // proxy applied the policy): kube-proxy clears UDP entries of removed endpoints, not
             // of a changed policy. A fresh flow tells whether the rules are right now.
-            if ((o.server === null || (!want.has(o.server) && !draining.has(o.server)) || ipOf(o.peer) !== LB_IP) && udp) {
+            if ((!mayReach(o.server, want, draining) || ipOf(o.peer) !== LB_IP) && udp) {
               const fresh = dp.probeUdp('lb', n.ip, nodePort, undefined, now);
               if (fresh.ok && fresh.server !== null && want.has(fresh.server) && ipOf(fresh.peer) === LB_IP) return { ok: true, message: '' };
             }
-            if (o.server === null || (!want.has(o.server) && !draining.has(o.server))) return fail(o, `an external ${sp.protocol} flow to ${n.ip}:${nodePort} (Service ${name}, externalTrafficPolicy Local) reached ${backendName(o.server)}, not one of ${n.name}'s own endpoints ${sig(mine)}`);
+            if (!mayReach(o.server, want, draining)) return fail(o, `an external ${sp.protocol} flow to ${n.ip}:${nodePort} (Service ${name}, externalTrafficPolicy Local) reached ${backendName(o.server)}, not one of ${n.name}'s own endpoints ${sig(mine)}`);
             if (ipOf(o.peer) !== LB_IP) return fail(o, `an external ${sp.protocol} flow from ${LB_IP} to ${n.ip}:${nodePort} (Service ${name}, externalTrafficPolicy Local) reached ${backendName(o.server)} from ${o.peer ?? '?'}: the client's source was not kept`);
             return { ok: true, message: '' };
           },
